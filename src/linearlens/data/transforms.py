@@ -1,0 +1,87 @@
+"""The dataset transforms the papers use: class subsets, grayscale, downsampling, label noise,
+seeded splits and subsets. Each is a pure function of arrays and a seed."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+
+def select_classes(
+    x: np.ndarray, y: np.ndarray, classes: Sequence[int]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Keep examples of ``classes``; relabel them 0..k-1 in the order given (3 vs 5 -> 0, 1)."""
+    classes = list(classes)
+    keep = np.isin(y, classes)
+    relabel = {c: i for i, c in enumerate(classes)}
+    return x[keep], np.array([relabel[int(c)] for c in y[keep]], dtype=np.int64)
+
+
+def group_classes(y: np.ndarray, groups: Sequence[Sequence[int]]) -> np.ndarray:
+    """Map each class to the index of its group (0-4 vs 5-9 -> 0, 1); every class must be listed."""
+    lookup = {int(c): g for g, members in enumerate(groups) for c in members}
+    unlisted = set(np.unique(y).tolist()) - set(lookup)
+    if unlisted:
+        raise ValueError(f"classes {sorted(unlisted)} belong to no group of {groups}")
+    return np.array([lookup[int(c)] for c in y], dtype=np.int64)
+
+
+def grayscale(images: np.ndarray) -> np.ndarray:
+    """(N, 3, H, W) -> (N, 1, H, W) with ITU-R 601 luma weights."""
+    weights = np.array([0.299, 0.587, 0.114], dtype=np.float64).reshape(1, 3, 1, 1)
+    return (images.astype(np.float64) * weights).sum(axis=1, keepdims=True)
+
+
+def area_downsample(images: np.ndarray, size: Sequence[int]) -> np.ndarray:
+    """Average-pool (N, C, H, W) to (N, C, h, w); H and W must be multiples of h and w."""
+    n, c, height, width = images.shape
+    h, w = size
+    if height % h or width % w:
+        raise ValueError(f"cannot area-average {height}x{width} to {h}x{w}: not a divisor")
+    blocks = images.astype(np.float64).reshape(n, c, h, height // h, w, width // w)
+    return blocks.mean(axis=(3, 5))
+
+
+def flip_labels(y: np.ndarray, rate: float, num_classes: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Flip exactly round(rate * n) labels, each to a different class chosen uniformly.
+
+    Returns the noisy labels and the indices that were flipped.
+    """
+    rng = np.random.default_rng(seed)
+    n_flip = int(round(rate * len(y)))
+    flipped = np.sort(rng.choice(len(y), size=n_flip, replace=False))
+    noisy = y.copy()
+    # Adding a shift in 1..k-1 modulo k always lands on another class, uniformly.
+    shifts = rng.integers(1, num_classes, size=n_flip)
+    noisy[flipped] = (y[flipped] + shifts) % num_classes
+    return noisy, flipped
+
+
+def balanced_subset(y: np.ndarray, n: int, seed: int) -> np.ndarray:
+    """Indices of n examples with classes as equal in count as n allows (the first n % k
+    classes get one more), drawn without replacement; sorted."""
+    rng = np.random.default_rng(seed)
+    classes = np.unique(y)
+    per_class = np.full(len(classes), n // len(classes))
+    per_class[: n % len(classes)] += 1
+    chosen = []
+    for cls, count in zip(classes, per_class):
+        members = np.flatnonzero(y == cls)
+        if count > len(members):
+            raise ValueError(f"class {cls} has {len(members)} examples; {count} requested")
+        chosen.append(rng.choice(members, size=count, replace=False))
+    return np.sort(np.concatenate(chosen))
+
+
+def random_subset(n_total: int, n: int, seed: int) -> np.ndarray:
+    if n > n_total:
+        raise ValueError(f"subset of {n} requested from {n_total} examples")
+    return np.sort(np.random.default_rng(seed).choice(n_total, size=n, replace=False))
+
+
+def train_test_split_indices(n_total: int, test_fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """A seeded random split; the test part has round(test_fraction * n_total) examples."""
+    order = np.random.default_rng(seed).permutation(n_total)
+    n_test = int(round(test_fraction * n_total))
+    return np.sort(order[n_test:]), np.sort(order[:n_test])
