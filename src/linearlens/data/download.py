@@ -25,7 +25,9 @@ class RemoteFile:
 
     filename: str
     url: str
-    checksum: str  # "md5:<hex>" or "sha256:<hex>", the form pooch understands
+    # "md5:<hex>" or "sha256:<hex>", the form pooch understands. None only where the publisher
+    # gives no checksum; the file's reader then validates its contents instead.
+    checksum: str | None
 
 
 class DatasetUnavailableError(RuntimeError):
@@ -37,7 +39,7 @@ def manual_placement_help(remote: RemoteFile, destination: Path, reason: str) ->
         f"{reason}\n"
         f"  file:     {remote.filename}\n"
         f"  URL:      {remote.url}\n"
-        f"  checksum: {remote.checksum}\n"
+        f"  checksum: {remote.checksum or 'none published (contents are validated on read)'}\n"
         f"To place it by hand, download the URL on a machine with network access, check its "
         f"checksum, and copy it to:\n  {destination}"
     )
@@ -68,8 +70,16 @@ def fetch(remote: RemoteFile, destination: str | Path) -> Path:
 
 
 def verify(remote: RemoteFile, path: str | Path) -> str:
-    """Check ``path`` against the known checksum; return the checksum on success."""
+    """Check ``path`` against the known checksum; return the checksum on success.
+
+    Without a published checksum, return the file's sha256 marked as unverified, so the
+    provenance still pins exactly which bytes a result was made from.
+    """
     path = Path(path)
+    if not path.exists():
+        raise DatasetUnavailableError(manual_placement_help(remote, path, f"{path} is missing."))
+    if remote.checksum is None:
+        return f"sha256:{pooch.file_hash(str(path), alg='sha256')} (unverified)"
     algorithm, expected = remote.checksum.split(":", 1)
     actual = pooch.file_hash(str(path), alg=algorithm)
     if actual != expected:

@@ -11,7 +11,7 @@ import numpy as np
 from .. import __version__
 from . import transforms
 from .download import verify
-from .registry import OPENML_CACHE_DIR, RAW_DIR, Source, get_source, remote_file
+from .registry import OPENML_CACHE_DIR, RAW_DIR, Source, get_source
 
 SPLIT_ARRAYS = ("x_train", "y_train", "x_test", "y_test")
 
@@ -22,8 +22,8 @@ def load_source(source: Source, options: dict) -> tuple[dict[str, np.ndarray], d
     record: dict = {"source": source.name, "source_description": source.description}
     if source.files:
         record["files"] = {
-            remote.filename: verify(remote_file(source.name, remote.filename), raw_dir / remote.filename)
-            for remote in source.files
+            remote.filename: {"url": remote.url, "checksum": verify(remote, raw_dir / remote.filename)}
+            for remote in source.files_needed(options)
         }
     if source.openml_id is not None:
         from .openml_source import load_openml
@@ -53,16 +53,19 @@ def prepare_dataset(spec: dict) -> tuple[dict[str, np.ndarray], dict]:
     if source.kind == "scores":
         return arrays, _finish(record, spec, steps, arrays)
 
-    if "x_train" not in arrays:
+    # train_index / test_index always point into the source (its own split, or its x and y).
+    if "x_train" in arrays:
+        source_index = {split: np.arange(len(arrays[f"y_{split}"])) for split in ("train", "test")}
+    else:
         fraction = spec.get("test_fraction", 0.2)
         train, test = transforms.train_test_split_indices(len(arrays["y"]), fraction, seed)
+        source_index = {"train": train, "test": test}
         arrays = {"x_train": arrays["x"][train], "y_train": arrays["y"][train],
                   "x_test": arrays["x"][test], "y_test": arrays["y"][test]}
         steps.append({"step": "train_test_split", "test_fraction": fraction, "seed": seed})
     extra = {k: v for k, v in arrays.items() if k not in SPLIT_ARRAYS}
     arrays = {k: arrays[k] for k in SPLIT_ARRAYS}
-    arrays["train_index"] = np.arange(len(arrays["y_train"]))
-    arrays["test_index"] = np.arange(len(arrays["y_test"]))
+    arrays.update({f"{split}_index": index for split, index in source_index.items()})
 
     if "classes" in spec:
         arrays = _per_split(arrays, lambda x, y, i: _select(x, y, i, spec["classes"]))

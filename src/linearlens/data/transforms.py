@@ -33,14 +33,20 @@ def grayscale(images: np.ndarray) -> np.ndarray:
     return (images.astype(np.float64) * weights).sum(axis=1, keepdims=True)
 
 
+def _area_weights(source: int, target: int) -> np.ndarray:
+    """(target, source) matrix: row i holds the overlap of each source pixel with target cell i,
+    normalised to sum to one, so fractional ratios (28 -> 8) average by exact area."""
+    edges = np.arange(target + 1) * source / target
+    pixel = np.arange(source)
+    overlap = np.clip(np.minimum(edges[1:, None], pixel + 1) - np.maximum(edges[:-1, None], pixel), 0, None)
+    return overlap / overlap.sum(axis=1, keepdims=True)
+
+
 def area_downsample(images: np.ndarray, size: Sequence[int]) -> np.ndarray:
-    """Average-pool (N, C, H, W) to (N, C, h, w); H and W must be multiples of h and w."""
-    n, c, height, width = images.shape
-    h, w = size
-    if height % h or width % w:
-        raise ValueError(f"cannot area-average {height}x{width} to {h}x{w}: not a divisor")
-    blocks = images.astype(np.float64).reshape(n, c, h, height // h, w, width // w)
-    return blocks.mean(axis=(3, 5))
+    """Area-average (N, C, H, W) to (N, C, h, w): each output pixel is the mean of the input
+    area it covers (block means when h and w divide H and W)."""
+    rows, cols = _area_weights(images.shape[2], size[0]), _area_weights(images.shape[3], size[1])
+    return np.einsum("ih,nchw,jw->ncij", rows, images.astype(np.float64), cols, optimize=True)
 
 
 def flip_labels(y: np.ndarray, rate: float, num_classes: int, seed: int) -> tuple[np.ndarray, np.ndarray]:

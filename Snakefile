@@ -1,0 +1,43 @@
+# linearlens: every figure and table of four papers on linearised views of deep networks.
+# Quick offline scale by default; --configfile config/paper.yaml for the papers' own setups.
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+report: "rules/report/workflow.rst"
+
+
+include: "rules/common.smk"
+include: "rules/datasets.smk"
+include: "rules/report.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        [paper_outputs(paper) for paper in PAPERS],
+        rules.report.output,
+
+
+rule paper_telescoping:
+    input:
+        paper_outputs("telescoping"),
+
+
+rule paper_iterative_linearisation:
+    input:
+        paper_outputs("iterative_linearisation"),
+
+
+rule paper_george_thesis:
+    input:
+        paper_outputs("george_thesis"),
+
+
+rule paper_karp_thesis:
+    input:
+        paper_outputs("karp_thesis"),

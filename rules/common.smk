@@ -1,0 +1,86 @@
+# Shared set-up: configuration checks, the library on the import path, wildcard constraints,
+# and the helpers every rule file uses.
+import os
+import sys
+from pathlib import Path
+
+SRC = Path(workflow.basedir) / "src"
+# Jobs import the library from this checkout even when it is not pip-installed (conda envs,
+# cluster nodes); the Snakefile itself imports it below.
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    filter(None, [str(SRC), os.environ.get("PYTHONPATH")])
+)
+sys.path.insert(0, str(SRC))
+
+from linearlens.config import validate_config
+from linearlens.data.registry import OPENML_MARKER, RAW_DIR, SOURCES, raw_paths
+
+
+validate_config(
+    config,
+    Path(workflow.basedir) / "config" / "schema" / "config.schema.yaml",
+    source=f"configuration ({', '.join(map(str, workflow.configfiles)) or 'config'})",
+)
+
+# The four documents, in report order. Paper rule files add their figures and claims here.
+PAPERS = {
+    "telescoping": "Jeffares, Curth & van der Schaar (NeurIPS 2024): Deep learning through a telescoping lens",
+    "iterative_linearisation": "Goldwaser & Ge: Understanding sparse feature updates in deep networks using iterative linearisation",
+    "george_thesis": "Thomas George (PhD thesis, 2023): Deep networks training and generalization, insights from linearization",
+    "karp_thesis": "Stefani Karp (PhD thesis, 2024): Adapting to structure and using structure to adapt",
+}
+FIGURES = {paper: [] for paper in PAPERS}  # PNG targets; PDF and JSON sidecar beside each
+CLAIMS = {paper: None for paper in PAPERS}  # results/<paper>/claims.json once the paper lands
+
+DATASETS = config["datasets"]
+DOWNLOADED_SOURCES = [n for n, s in SOURCES.items() if s.files]
+OPENML_IDS = [str(s.openml_id) for s in SOURCES.values() if s.openml_id is not None]
+
+
+def alternatives(names):
+    """A wildcard constraint that matches exactly these names (none: matches nothing)."""
+    return "|".join(sorted(names)) or "(?!)"
+
+
+wildcard_constraints:
+    name=alternatives(DATASETS),
+    source=alternatives(DOWNLOADED_SOURCES),
+    dataset_id=alternatives(OPENML_IDS),
+
+
+def lib_code(*subpackages):
+    """The library files a rule's result depends on, as inputs: editing one reruns the rule."""
+    files = [SRC / "linearlens" / "__init__.py"]
+    for subpackage in subpackages:
+        path = SRC / "linearlens" / subpackage
+        files += sorted(path.rglob("*.py")) if path.is_dir() else [path.with_suffix(".py")]
+    return [str(f) for f in files]
+
+
+def raw_inputs(name):
+    """Raw files the dataset ``name`` is prepared from (none for offline sources)."""
+    spec = DATASETS[name]
+    return [str(p) for p in raw_paths(spec["source"], spec.get("source_options"))]
+
+
+def prepared(name):
+    return f"results/data/{name}.npz"
+
+
+def datasets_for(paper):
+    return [name for name, spec in DATASETS.items() if paper in spec["papers"]]
+
+
+def paper_outputs(paper):
+    """Everything a paper's target builds: its datasets, figures and claims file."""
+    outputs = [prepared(name) for name in datasets_for(paper)] + FIGURES[paper]
+    return outputs + ([CLAIMS[paper]] if CLAIMS[paper] else [])
+
+
+def threads_for(kind):
+    return config.get("threads", {}).get(kind, 1)
+
+
+def gpu_request():
+    """Training rules ask for a GPU only when the config insists on CUDA."""
+    return 1 if config["device"] == "cuda" else 0

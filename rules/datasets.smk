@@ -1,0 +1,52 @@
+# Raw data into resources/ (downloads run on the submit host, checksummed) and prepared
+# datasets into results/data/ (arrays + provenance).
+
+
+rule download_file:
+    output:
+        "resources/raw/{source}/{filename}",
+    log:
+        "results/logs/download_file/{source}/{filename}.log",
+    localrule: True
+    retries: 1
+    threads: 1
+    conda:
+        "../envs/data.yaml"
+    script:
+        "../src/scripts/download_file.py"
+
+
+rule fetch_openml:
+    output:
+        f"resources/raw/openml_{{dataset_id}}/{OPENML_MARKER}",
+    log:
+        "results/logs/fetch_openml/{dataset_id}.log",
+    localrule: True
+    retries: 1
+    threads: 1
+    conda:
+        "../envs/data.yaml"
+    script:
+        "../src/scripts/fetch_openml.py"
+
+
+rule prepare_dataset:
+    input:
+        raw=lambda w: raw_inputs(w.name),
+        code=lib_code("data"),
+    output:
+        arrays="results/data/{name}.npz",
+        provenance="results/data/{name}.json",
+    params:
+        spec=lambda w: DATASETS[w.name],
+    log:
+        "results/logs/prepare_dataset/{name}.log",
+    benchmark:
+        "results/benchmarks/rules/prepare_dataset/{name}.tsv"
+    threads: threads_for("data")
+    resources:
+        mem_mb=8000,
+    conda:
+        "../envs/data.yaml"
+    script:
+        "../src/scripts/prepare_dataset.py"

@@ -1,0 +1,39 @@
+"""Reader for the Tiny ImageNet zip (cs231n): 200 classes of 64x64 JPEGs, 500 training and 50
+validation images per class. The validation set, whose labels are public, serves as the test set."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path, PurePosixPath
+
+import numpy as np
+from PIL import Image
+
+ROOT = "tiny-imagenet-200"
+
+
+def _decode(archive: zipfile.ZipFile, member: str) -> np.ndarray:
+    with Image.open(io.BytesIO(archive.read(member))) as image:
+        return np.asarray(image.convert("RGB"), dtype=np.uint8).transpose(2, 0, 1)
+
+
+def read_tinyimagenet_zip(path: str | Path) -> dict[str, np.ndarray]:
+    """Images as uint8 (N, 3, 64, 64); labels index the sorted WordNet ids of ``wnids.txt``."""
+    with zipfile.ZipFile(path) as archive:
+        wnids = sorted(archive.read(f"{ROOT}/wnids.txt").decode().split())
+        label_of = {wnid: i for i, wnid in enumerate(wnids)}
+        train = sorted(
+            name for name in archive.namelist()
+            if name.startswith(f"{ROOT}/train/") and name.endswith(".JPEG")
+        )
+        # train/<wnid>/images/<file>.JPEG
+        train_labels = [label_of[PurePosixPath(name).parts[2]] for name in train]
+        annotations = archive.read(f"{ROOT}/val/val_annotations.txt").decode().splitlines()
+        val = sorted(line.split("\t")[:2] for line in annotations if line.strip())
+        return {
+            "x_train": np.stack([_decode(archive, name) for name in train]),
+            "y_train": np.array(train_labels, dtype=np.int64),
+            "x_test": np.stack([_decode(archive, f"{ROOT}/val/images/{file}") for file, _ in val]),
+            "y_test": np.array([label_of[wnid] for _, wnid in val], dtype=np.int64),
+        }

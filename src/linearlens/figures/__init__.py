@@ -1,0 +1,1 @@
+"""Figure modules, one per paper, plus the shared style and saving convention."""

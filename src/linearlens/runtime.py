@@ -1,0 +1,67 @@
+"""Runtime helpers shared by every training script: device choice, seeding, threads, float64,
+and checkpoints that survive an interrupted run."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+from pathlib import Path
+
+import numpy as np
+import torch
+
+
+def choose_device(name: str = "auto") -> torch.device:
+    """``auto`` picks CUDA when available; ``cuda`` insists on it and fails clearly without it."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise RuntimeError(f"config asks for device {name!r} but torch sees no CUDA device")
+    return torch.device(name)
+
+
+def seed_everything(seed: int) -> torch.Generator:
+    """Seed Python, NumPy and torch; return a torch generator for explicit use."""
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+    return torch.Generator().manual_seed(seed)
+
+
+def set_threads(threads: int) -> None:
+    """Use exactly the cores the rule was given (Snakemake's ``threads``)."""
+    threads = max(1, int(threads))
+    torch.set_num_threads(threads)
+    os.environ["OMP_NUM_THREADS"] = str(threads)
+
+
+def dtype_from_name(name: str) -> torch.dtype:
+    dtypes = {"float32": torch.float32, "float64": torch.float64}
+    if name not in dtypes:
+        raise ValueError(f"dtype must be one of {sorted(dtypes)}, got {name!r}")
+    return dtypes[name]
+
+
+@contextlib.contextmanager
+def default_dtype(name: str):
+    """Temporarily make ``name`` torch's default float type (float64 for the papers' long sums)."""
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(dtype_from_name(name))
+    try:
+        yield
+    finally:
+        torch.set_default_dtype(previous)
+
+
+def save_checkpoint(path: str | Path, **state) -> None:
+    """Write atomically: an interrupted save never leaves a truncated checkpoint behind."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    torch.save(state, partial)
+    os.replace(partial, path)
+
+
+def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") -> dict:
+    return torch.load(path, map_location=map_location, weights_only=False)
