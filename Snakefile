@@ -5,7 +5,11 @@ from snakemake.utils import min_version
 min_version("9.0")
 
 
-configfile: "config/config.yaml"
+# The quick config is the default. A --configfile replaces it rather than merging into it, so a
+# paper-scale run never inherits the quick datasets.
+if not workflow.overwrite_configfiles:
+
+    configfile: "config/config.yaml"
 
 
 report: "rules/report/workflow.rst"

@@ -7,8 +7,8 @@ from pathlib import Path
 SRC = Path(workflow.basedir) / "src"
 # Jobs import the library from this checkout even when it is not pip-installed (conda envs,
 # cluster nodes); the Snakefile itself imports it below.
-os.environ["PYTHONPATH"] = os.pathsep.join(
-    filter(None, [str(SRC), os.environ.get("PYTHONPATH")])
+os.environ.update(
+    PYTHONPATH=os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")]))
 )
 sys.path.insert(0, str(SRC))
 
@@ -84,3 +84,11 @@ def threads_for(kind):
 def gpu_request():
     """Training rules ask for a GPU only when the config insists on CUDA."""
     return 1 if config["device"] == "cuda" else 0
+
+
+def report_figures():
+    return [figure for figures in FIGURES.values() for figure in figures]
+
+
+def report_claims():
+    return [claims for claims in CLAIMS.values() if claims]

@@ -2,14 +2,6 @@
 # with captions, data provenance and claim verdicts. `snakemake --report` collects the same.
 
 
-def report_figures():
-    return [figure for figures in FIGURES.values() for figure in figures]
-
-
-def report_claims():
-    return [claims for claims in CLAIMS.values() if claims]
-
-
 rule report:
     input:
         datasets=[f"results/data/{name}.json" for name in DATASETS],

@@ -1,0 +1,86 @@
+"""The dataset transforms: exact noise counts, class balance, seeded reproducibility, area means."""
+
+import numpy as np
+import pytest
+
+from linearlens.data import transforms
+
+
+@pytest.mark.parametrize("rate", [0.0, 0.15, 0.2, 0.5, 1.0])
+def test_label_noise_flips_exactly_round_rate_n(rate):
+    y = np.repeat(np.arange(3), 67)  # n = 201, so rate * n is not an integer
+    noisy, flipped = transforms.flip_labels(y, rate, num_classes=3, seed=1)
+    assert len(flipped) == round(rate * len(y))
+    assert np.count_nonzero(noisy != y) == round(rate * len(y))
+    assert np.all(noisy[flipped] != y[flipped])
+    assert noisy.min() >= 0 and noisy.max() <= 2
+
+
+def test_label_noise_reaches_every_other_class():
+    y = np.zeros(3000, dtype=np.int64)
+    noisy, _ = transforms.flip_labels(y, 0.9, num_classes=4, seed=0)
+    counts = np.bincount(noisy[noisy != 0], minlength=4)[1:]
+    assert counts.min() > 0.28 * counts.sum()  # uniform over the three other classes
+
+
+def test_balanced_subset_counts():
+    y = np.concatenate([np.zeros(50), np.ones(80), np.full(30, 2)]).astype(int)
+    index = transforms.balanced_subset(y, 31, seed=0)
+    assert sorted(np.bincount(y[index]).tolist()) == [10, 10, 11]
+    assert len(np.unique(index)) == 31
+
+
+def test_balanced_subset_refuses_too_few():
+    y = np.array([0] * 5 + [1] * 50)
+    with pytest.raises(ValueError, match="class 0 has 5"):
+        transforms.balanced_subset(y, 20, seed=0)
+
+
+def test_split_is_reproducible_from_seed_and_disjoint():
+    a = transforms.train_test_split_indices(100, 0.3, seed=7)
+    b = transforms.train_test_split_indices(100, 0.3, seed=7)
+    c = transforms.train_test_split_indices(100, 0.3, seed=8)
+    assert all(np.array_equal(x, y) for x, y in zip(a, b))
+    assert not np.array_equal(a[1], c[1])
+    train, test = a
+    assert len(test) == 30 and not set(train) & set(test) and len(train) + len(test) == 100
+
+
+def test_subsets_are_reproducible_from_seed():
+    y = np.repeat(np.arange(10), 20)
+    assert np.array_equal(transforms.balanced_subset(y, 50, 3), transforms.balanced_subset(y, 50, 3))
+    assert not np.array_equal(transforms.random_subset(200, 50, 3), transforms.random_subset(200, 50, 4))
+
+
+def test_select_classes_relabels_in_given_order():
+    x = np.arange(6)[:, None]
+    y = np.array([5, 3, 1, 5, 3, 0])
+    x_kept, y_kept = transforms.select_classes(x, y, [3, 5])
+    assert x_kept.ravel().tolist() == [0, 1, 3, 4]
+    assert y_kept.tolist() == [1, 0, 1, 0]
+
+
+def test_group_classes_and_unlisted_class():
+    y = np.arange(10)
+    assert transforms.group_classes(y, [range(5), range(5, 10)]).tolist() == [0] * 5 + [1] * 5
+    with pytest.raises(ValueError, match="belong to no group"):
+        transforms.group_classes(y, [[0, 1], [2, 3]])
+
+
+def test_area_downsample_block_means_and_fractional_ratio():
+    rng = np.random.default_rng(0)
+    images = rng.random((2, 3, 28, 28))
+    blocks = images.reshape(2, 3, 7, 4, 7, 4).mean(axis=(3, 5))
+    assert np.allclose(transforms.area_downsample(images, (7, 7)), blocks, atol=1e-14)
+    small = transforms.area_downsample(images, (8, 8))  # 28/8 = 3.5 pixels per cell
+    assert small.shape == (2, 3, 8, 8)
+    assert np.allclose(small.mean(axis=(2, 3)), images.mean(axis=(2, 3)), atol=1e-14)
+    # First cell covers rows/cols [0, 3.5): three full pixels and half of the fourth.
+    weights = np.array([1, 1, 1, 0.5]) / 3.5
+    assert np.isclose(small[0, 0, 0, 0], weights @ images[0, 0, :4, :4] @ weights)
+
+
+def test_grayscale_luma():
+    images = np.zeros((1, 3, 2, 2))
+    images[0, 1] = 1.0  # pure green
+    assert np.allclose(transforms.grayscale(images), 0.587)

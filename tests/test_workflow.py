@@ -1,0 +1,144 @@
+"""The workflow as a user runs it: dry runs of the quick and paper DAGs, a full smoke run in a
+scratch copy, resumption, schema failures, and an offline paper-scale download.
+
+Snakemake runs in a subprocess. Those subprocesses stay offline because the smoke and quick
+configs download nothing, and the one download test points every proxy at a closed port."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from linearlens.data.registry import SOURCES, raw_paths
+
+ROOT = Path(__file__).resolve().parents[1]
+SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
+PAPER_TARGETS = ["paper_telescoping", "paper_iterative_linearisation", "paper_george_thesis",
+                 "paper_karp_thesis", "report"]
+OFFLINE = {key: "http://127.0.0.1:9" for key in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")}
+
+pytestmark = pytest.mark.workflow
+
+
+def snakemake(cwd, *args, env=None, timeout=600):
+    environment = {**os.environ, **(env or {})}
+    environment.pop("NO_PROXY", None), environment.pop("no_proxy", None)
+    return subprocess.run([SNAKEMAKE, *args], cwd=cwd, capture_output=True, text=True,
+                          env=environment, timeout=timeout)
+
+
+def workflow_copy(tmp_path):
+    """The workflow's files only, so a run writes results/ and resources/ in a scratch place."""
+    target = tmp_path / "linearlens"
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
+    for name in ("rules", "config", "src", "envs", "profiles"):
+        shutil.copytree(ROOT / name, target / name, ignore=ignore)
+    shutil.copy(ROOT / "Snakefile", target / "Snakefile")
+    return target
+
+
+def job_counts(output):
+    """{rule: count} from Snakemake's 'Job stats' table."""
+    table = output.split("Job stats:", 1)[1].split("total", 1)[0]
+    return {m[1]: int(m[2]) for m in re.finditer(r"^(\w+)\s+(\d+)\s*$", table, re.MULTILINE)}
+
+
+def planned_outputs(output, rule):
+    blocks = re.split(r"\n(?=(?:localrule|rule) \w+:)", output)
+    return {
+        path.strip()
+        for block in blocks if re.match(rf"(?:localrule|rule) {rule}:", block)
+        for line in block.splitlines() if line.strip().startswith("output:")
+        for path in line.split("output:", 1)[1].split(",")
+    }
+
+
+def test_quick_dry_run_downloads_nothing(tmp_path):
+    result = snakemake(workflow_copy(tmp_path), "-n")
+    assert result.returncode == 0, result.stderr
+    counts = job_counts(result.stdout)
+    datasets = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())["datasets"]
+    assert counts["prepare_dataset"] == len(datasets)
+    assert "download_file" not in counts and "fetch_openml" not in counts
+
+
+def test_paper_dry_run_resolves_every_target_and_download(tmp_path):
+    result = snakemake(workflow_copy(tmp_path), *PAPER_TARGETS, "-n", "--configfile", "config/paper.yaml")
+    assert result.returncode == 0, result.stderr
+    datasets = yaml.safe_load((ROOT / "config" / "paper.yaml").read_text())["datasets"]
+    needed = {str(p) for spec in datasets.values()
+              for p in raw_paths(spec["source"], spec.get("source_options"))}
+    planned = planned_outputs(result.stdout, "download_file") | planned_outputs(result.stdout, "fetch_openml")
+    assert planned == needed
+    downloadable = {name for name, source in SOURCES.items() if source.needs_download}
+    assert {spec["source"] for spec in datasets.values()} >= downloadable  # every source the papers need
+
+
+def test_smoke_run_builds_everything_and_resumes(tmp_path):
+    workdir = workflow_copy(tmp_path)
+    first = snakemake(workdir, "--cores", "2", "--configfile", "config/smoke.yaml")
+    assert first.returncode == 0, first.stderr[-3000:]
+    datasets = yaml.safe_load((ROOT / "config" / "smoke.yaml").read_text())["datasets"]
+    for name in datasets:
+        with np.load(workdir / "results" / "data" / f"{name}.npz") as arrays:
+            assert len(arrays["y_train"]) == datasets[name].get("n_train", len(arrays["y_train"]))
+        assert (workdir / "results" / "logs" / "prepare_dataset" / f"{name}.log").exists()
+    html = (workdir / "results" / "report" / "index.html").read_text()
+    assert all(name in html for name in datasets)
+
+    again = snakemake(workdir, "--cores", "2", "--configfile", "config/smoke.yaml")
+    assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
+
+    # An interrupted run (one output missing) redoes that job and what depends on it, nothing else.
+    kept = workdir / "results" / "data" / "mnist1d_tiny.npz"
+    kept_mtime = kept.stat().st_mtime_ns
+    (workdir / "results" / "data" / "digits_3v5_tiny.npz").unlink()
+    resumed = snakemake(workdir, "--cores", "2", "--configfile", "config/smoke.yaml")
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert job_counts(resumed.stdout + resumed.stderr).get("prepare_dataset") == 1
+    assert kept.stat().st_mtime_ns == kept_mtime
+
+
+def test_invalid_config_fails_before_any_job_naming_the_key(tmp_path):
+    workdir = workflow_copy(tmp_path)
+    config = yaml.safe_load((ROOT / "config" / "smoke.yaml").read_text())
+    config["datasets"]["digits_3v5_tiny"]["label_noise"] = 1.5
+    config["datasets"]["digits_3v5_tiny"]["lable_noise"] = 0.1
+    (workdir / "config" / "bad.yaml").write_text(yaml.safe_dump(config))
+    result = snakemake(workdir, "--cores", "1", "--configfile", "config/bad.yaml")
+    assert result.returncode != 0
+    assert "config key 'datasets.digits_3v5_tiny.label_noise'" in result.stderr
+    assert "'lable_noise' was unexpected" in result.stderr
+    assert not (workdir / "results").exists()
+
+
+@pytest.mark.parametrize("target, must_mention", [
+    ("resources/raw/mnist/train-labels-idx1-ubyte.gz",
+     ["train-labels-idx1-ubyte.gz", "https://ossci-datasets.s3.amazonaws.com/mnist/train-labels-idx1-ubyte.gz",
+      "md5:d53e105ee54ea40749a09fcbcd1e9432"]),
+    ("resources/raw/openml_44138/fetched.json", ["OpenML 44138", "https://www.openml.org/d/44138"]),
+])
+def test_offline_paper_download_fails_fast_and_leaves_nothing(tmp_path, target, must_mention):
+    workdir = workflow_copy(tmp_path)
+    started = time.monotonic()
+    result = snakemake(workdir, target, "--cores", "1", "--configfile", "config/paper.yaml", env=OFFLINE)
+    elapsed = time.monotonic() - started
+    assert result.returncode != 0
+    assert elapsed < 60, f"offline failure took {elapsed:.0f} s"
+    for part in must_mention:
+        assert part in result.stderr, part
+    assert "place it by hand" in result.stderr
+    raw_dir = (workdir / target).parent
+    assert not raw_dir.exists() or list(raw_dir.iterdir()) == []
+
+
+def test_lint_is_clean():
+    result = snakemake(ROOT, "--lint")
+    assert "Congratulations, your workflow is in a good condition" in result.stdout + result.stderr, result.stdout
