@@ -40,6 +40,7 @@ def test_report_shows_figures_verdicts_and_provenance(tmp_path):
                  [str(provenance)], scale="quick")
     html = out.read_text()
     assert "Double descent on cat vs dog" in html
+    assert "select_classes()" in html  # each transform is listed with its parameters
     assert "stand-in for CIFAR-10 cat vs dog" in html
     assert "../telescoping/figures/fig_3.png" in html
     assert "fails" in html and "3.7" in html  # a failing claim is shown failing, with its number

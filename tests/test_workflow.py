@@ -142,3 +142,11 @@ def test_offline_paper_download_fails_fast_and_leaves_nothing(tmp_path, target, 
 def test_lint_is_clean():
     result = snakemake(ROOT, "--lint")
     assert "Congratulations, your workflow is in a good condition" in result.stdout + result.stderr, result.stdout
+
+
+def test_slurm_profile_plans_the_paper_dag(tmp_path):
+    env = {"SLURM_ACCOUNT": "test-account", "SLURM_PARTITION": "test-partition"}
+    result = snakemake(workflow_copy(tmp_path), "-n", "--profile", "profiles/slurm",
+                       "--configfile", "config/paper.yaml", env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert job_counts(result.stdout)["download_file"] > 0

@@ -32,6 +32,12 @@ class PaperSection:
     unplaced_checks: list[ClaimCheck]  # checks whose figure produced no file
 
 
+def describe_step(step: dict) -> str:
+    """A provenance transform as one line: ``label_noise(rate=0.2, flipped=37, seed=0)``."""
+    arguments = ", ".join(f"{key}={value}" for key, value in step.items() if key != "step")
+    return f"{step['step']}({arguments})"
+
+
 def _figure_entry(path: Path, report_dir: Path, checks: list[ClaimCheck]) -> FigureEntry:
     sidecar = path.with_suffix(".json")
     meta = json.loads(sidecar.read_text()) if sidecar.exists() else {}
@@ -73,6 +79,7 @@ def build_report(out_path: str | Path, papers: dict[str, str], figures: dict[str
         loader=jinja2.PackageLoader("linearlens", "templates"),
         autoescape=jinja2.select_autoescape(["html", "j2"]),
     )
+    environment.filters["describe_step"] = describe_step
     html = environment.get_template("report.html.j2").render(
         sections=sections, datasets=datasets, scale=scale)
     out_path.write_text(html)
