@@ -29,6 +29,8 @@ def read_idx(path: str | Path) -> np.ndarray:
     type_code, ndim = raw[2], raw[3]
     if type_code not in IDX_DTYPES:
         raise ValueError(f"{path}: unknown IDX element type 0x{type_code:02x}")
+    if len(raw) < 4 + 4 * ndim:
+        raise ValueError(f"{path}: truncated IDX file (header of {ndim} dimensions cut short)")
     shape = tuple(int(d) for d in np.frombuffer(raw, dtype=">u4", count=ndim, offset=4))
     dtype = np.dtype(IDX_DTYPES[type_code])
     expected_bytes = 4 + 4 * ndim + int(np.prod(shape)) * dtype.itemsize

@@ -25,15 +25,15 @@ def load_source(source: Source, options: dict) -> tuple[dict[str, np.ndarray], d
             remote.filename: {"url": remote.url, "checksum": verify(remote, raw_dir / remote.filename)}
             for remote in source.files_needed(options)
         }
+    unknown = set(options) - set(source.options)
+    if unknown:
+        raise ValueError(f"source {source.name!r} takes no options {sorted(unknown)}; "
+                         f"it takes {sorted(source.options)}")
     if source.openml_id is not None:
         from .openml_source import load_openml
 
         arrays, record["openml"] = load_openml(source.openml_id, OPENML_CACHE_DIR)
         return arrays, record
-    unknown = set(options) - set(source.options)
-    if unknown:
-        raise ValueError(f"source {source.name!r} takes no options {sorted(unknown)}; "
-                         f"it takes {sorted(source.options)}")
     resolved = {**source.options, **options}
     if resolved:
         record["source_options"] = resolved
