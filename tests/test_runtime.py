@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from linearlens import runtime
+from linearlens.train import runtime
 
 
 def test_auto_device_is_cpu_without_cuda_and_cuda_is_refused():

@@ -1,0 +1,10 @@
+"""Training support: device choice, seeding, threads, float64, checkpoints (``runtime``); the
+training loops, optimisers and schedules join here as the papers land."""
+
+from .runtime import (
+    choose_device, default_dtype, dtype_from_name, load_checkpoint, save_checkpoint,
+    seed_everything, set_threads,
+)
+
+__all__ = ["choose_device", "default_dtype", "dtype_from_name", "load_checkpoint",
+           "save_checkpoint", "seed_everything", "set_threads"]
