@@ -233,3 +233,44 @@ def write_openml_cache(cache_root: str | Path, dataset_id: int, frame: pd.DataFr
     _write_xml(directory / "description.xml", _description(dataset_id, name, target, arff_md5))
     _write_xml(directory / "features.xml", _features(frame, target))
     return directory
+
+
+# --- CelebA -----------------------------------------------------------------------------------
+
+def write_celeba_files(directory: str | Path, attributes: pd.DataFrame, partition: list[int],
+                       images: list[np.ndarray]) -> Path:
+    """list_attr_celeba.txt (count line, names line, ±1 rows with the file name first),
+    list_eval_partition.txt ("<file> <0|1|2>") and img_align_celeba.zip of the JPEGs."""
+    directory = Path(directory)
+    names = list(attributes.index)
+    rows = [" ".join([name] + [f"{2 * int(v) - 1:2d}" for v in row])
+            for name, row in zip(names, attributes.to_numpy())]
+    (directory / "list_attr_celeba.txt").write_text(
+        f"{len(names)}\n{' '.join(attributes.columns)} \n" + "\n".join(rows) + "\n")
+    (directory / "list_eval_partition.txt").write_text(
+        "".join(f"{name} {code}\n" for name, code in zip(names, partition)))
+    with zipfile.ZipFile(directory / "img_align_celeba.zip", "w") as archive:
+        for name, image in zip(names, images):
+            archive.writestr(f"img_align_celeba/{name}", jpeg_bytes(image))
+    return directory
+
+
+# --- Waterbirds -------------------------------------------------------------------------------
+
+def write_waterbirds_tar(path: str | Path, metadata: pd.DataFrame,
+                         images: dict[str, np.ndarray]) -> Path:
+    """waterbird_complete95_forest2water2.tar.gz: metadata.csv (img_id, img_filename, y, split,
+    place, place_filename) and the JPEGs under their species folders."""
+    path = Path(path)
+    root = "waterbird_complete95_forest2water2"
+
+    def add(archive: tarfile.TarFile, name: str, payload: bytes) -> None:
+        info = tarfile.TarInfo(f"{root}/{name}")
+        info.size = len(payload)
+        archive.addfile(info, io.BytesIO(payload))
+
+    with tarfile.open(path, "w:gz") as archive:
+        for name, image in images.items():
+            add(archive, name, jpeg_bytes(image))
+        add(archive, "metadata.csv", metadata.to_csv(index=False).encode())
+    return path

@@ -13,8 +13,8 @@ import pytest
 import scipy.io
 
 from format_fixtures import (
-    idx_bytes, write_cifar10_archive, write_cscores, write_idx, write_openml_cache,
-    write_svhn_mat, write_tinyimagenet_zip,
+    idx_bytes, write_celeba_files, write_cifar10_archive, write_cscores, write_idx,
+    write_openml_cache, write_svhn_mat, write_tinyimagenet_zip, write_waterbirds_tar,
 )
 from linearlens.data import DatasetUnavailableError, prepare_dataset
 from linearlens.data.cifar import read_cifar10_archive
@@ -22,6 +22,7 @@ from linearlens.data.cscores import read_cscores
 from linearlens.data.idx import read_idx
 from linearlens.data.openml_source import load_openml
 from linearlens.data.registry import IDX_FILES, RAW_DIR, SOURCES
+from linearlens.data import spurious
 from linearlens.data.svhn import read_svhn_mat
 from linearlens.data.tinyimagenet import read_tinyimagenet_zip
 
@@ -319,3 +320,84 @@ def test_unknown_source_option_refused_before_openml_is_called(monkeypatch):
     source = next(name for name, s in SOURCES.items() if s.openml_id is not None)
     with pytest.raises(ValueError, match="takes no options"):
         prepare_dataset({"source": source, "source_options": {"include_extra": True}})
+
+
+# --- CelebA and Waterbirds --------------------------------------------------------------------
+
+def celeba_fixture(directory, n=12):
+    """n faces with three attributes; partition codes cycle train, train, valid, test."""
+    rng = np.random.default_rng(5)
+    names = [f"{i:06d}.jpg" for i in range(1, n + 1)]
+    attributes = pd.DataFrame(rng.integers(0, 2, size=(n, 3)), index=names,
+                              columns=["Blond_Hair", "Male", "Smiling"])
+    partition = [(0, 0, 1, 2)[i % 4] for i in range(n)]
+    images = [flat_colour((20 * i, 100, 200)) for i in range(n)]
+    write_celeba_files(directory, attributes, partition, images)
+    return attributes, np.array(partition), images
+
+
+def test_celeba_index_and_images(tmp_path, monkeypatch):
+    monkeypatch.setattr(spurious, "CELEBA_SIZE", 12)
+    attributes, partition, images = celeba_fixture(tmp_path)
+
+    arrays = spurious.read_celeba(tmp_path / "list_attr_celeba.txt",
+                                  tmp_path / "list_eval_partition.txt", "Blond_Hair", "Male")
+
+    for split, code in spurious.CELEBA_SPLITS.items():
+        chosen = attributes[partition == code]
+        np.testing.assert_array_equal(arrays[f"y_{split}"], chosen["Blond_Hair"])
+        np.testing.assert_array_equal(arrays[f"group_{split}"], chosen["Male"])
+        assert arrays[f"image_{split}"].tolist() == [f"img_align_celeba/{n}" for n in chosen.index]
+    read = spurious.read_archive_images(tmp_path / "img_align_celeba.zip", arrays["image_test"][::-1])
+    expected = [images[i] for i in np.flatnonzero(partition == 2)][::-1]
+    for image, original in zip(read, expected):
+        np.testing.assert_allclose(image, original, atol=3)  # JPEG, flat colours
+
+
+def test_celeba_rejects_a_wrong_count_and_unknown_attribute(tmp_path, monkeypatch):
+    celeba_fixture(tmp_path)
+    files = (tmp_path / "list_attr_celeba.txt", tmp_path / "list_eval_partition.txt")
+    with pytest.raises(ValueError, match="expected the 202599 CelebA images"):
+        spurious.read_celeba(*files)  # the fixture's 12 images are not the published set
+    monkeypatch.setattr(spurious, "CELEBA_SIZE", 12)
+    with pytest.raises(ValueError, match="no attribute 'Wavy_Hair'"):
+        spurious.read_celeba(*files, target="Wavy_Hair")
+
+
+def waterbirds_fixture(path):
+    groups = [(0, 0), (0, 0), (0, 1), (1, 0), (1, 1), (1, 1)]  # training (y, place)
+    rows = [(y, 0, place) for y, place in groups] + [(1, 1, 0), (0, 2, 1), (1, 2, 1)]
+    names = [f"{'200.Mallard' if y else '001.Sparrow'}/bird_{i}.jpg" for i, (y, _, _) in enumerate(rows)]
+    metadata = pd.DataFrame({
+        "img_id": range(1, len(rows) + 1), "img_filename": names,
+        "y": [r[0] for r in rows], "split": [r[1] for r in rows], "place": [r[2] for r in rows],
+        "place_filename": [f"/l/lake/{i}.jpg" for i in range(len(rows))],
+    })
+    images = {name: flat_colour((10 * i, 50, 90)) for i, name in enumerate(names)}
+    write_waterbirds_tar(path, metadata, images)
+    return metadata, images
+
+
+def test_waterbirds_index_and_images(tmp_path, monkeypatch):
+    monkeypatch.setattr(spurious, "WATERBIRDS_TRAIN_GROUPS", {(0, 0): 2, (0, 1): 1, (1, 0): 1, (1, 1): 2})
+    path = tmp_path / "waterbird_complete95_forest2water2.tar.gz"
+    metadata, images = waterbirds_fixture(path)
+
+    arrays = spurious.read_waterbirds(path)
+
+    assert arrays["y_train"].tolist() == [0, 0, 0, 1, 1, 1]
+    assert arrays["group_train"].tolist() == [0, 0, 1, 0, 1, 1]
+    assert arrays["y_test"].tolist() == [0, 1] and arrays["group_test"].tolist() == [1, 1]
+    assert arrays["image_valid"].tolist() == [f"{spurious.WATERBIRDS_DIR}/200.Mallard/bird_6.jpg"]
+    wanted = arrays["image_test"][::-1]
+    for image, name in zip(spurious.read_archive_images(path, wanted), wanted):
+        np.testing.assert_allclose(image, images[name.split("/", 1)[1]], atol=3)
+    with pytest.raises(KeyError, match="lacks 1 requested images"):
+        spurious.read_archive_images(path, [f"{spurious.WATERBIRDS_DIR}/missing.jpg"])
+
+
+def test_waterbirds_group_counts_stand_in_for_a_checksum(tmp_path):
+    path = tmp_path / "waterbird_complete95_forest2water2.tar.gz"
+    waterbirds_fixture(path)  # six training images, not the published 4,795
+    with pytest.raises(ValueError, match="is not the Waterbirds dataset"):
+        spurious.read_waterbirds(path)

