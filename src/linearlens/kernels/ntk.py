@@ -1,0 +1,355 @@
+"""Empirical neural tangent kernel K(x, x') = J(x) J(x')ᵀ of any ``torch.nn.Module``, exactly.
+
+The layer-wise identity: the gradient of output a with respect to a layer's parameters is built
+from that layer's input and the gradient of output a with respect to the layer's output; one
+forward pass and one backward pass per output give both for a whole batch. The Gram is a sum over
+layers, and the network's full Jacobian is never formed:
+
+* Linear on (n, features) inputs: K = (G₁G₂ᵀ) ⊙ (H₁H₂ᵀ + 1), G the output gradients and H the
+  inputs; no per-example gradient is formed at all;
+* Conv1d/Conv2d, Linear on sequences, BatchNorm/LayerNorm/GroupNorm affine parameters, Embedding:
+  the layer's per-example gradients, contracted from its inputs and output gradients;
+* any other module that owns parameters: its per-example Jacobian from ``torch.func`` (vmap over
+  jacrev), so the answer is exact for every architecture.
+
+Examples are independent only when BatchNorm uses running statistics, so BatchNorm must be in eval
+mode (checked). Work is chunked over examples, so large Grams fit in memory.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+from torch.func import functional_call, jacrev, vmap
+
+# Factors of a second example set are kept between chunks when they fit in this many bytes.
+FACTOR_CACHE_BYTES = 4 * 2**30
+
+
+@dataclass
+class OuterFactor:
+    """A Linear layer applied once to flat inputs: tangent features = output_grads ⊗ inputs."""
+
+    output_grads: Tensor  # (n, c, out)
+    inputs: Tensor  # (n, in), (n, in + 1) with the bias's constant 1, or (n, 1) for a bias alone
+
+    def nbytes(self) -> int:
+        return self.output_grads.nbytes + self.inputs.nbytes
+
+
+@dataclass
+class DenseFactor:
+    """A layer's per-example, per-output parameter gradients."""
+
+    grads: Tensor  # (n, c, p)
+
+    def nbytes(self) -> int:
+        return self.grads.nbytes
+
+
+# --- which layers take which route ------------------------------------------------------------
+
+def _trainable(module: nn.Module) -> dict[str, nn.Parameter]:
+    return {name: p for name, p in module.named_parameters(recurse=False) if p.requires_grad}
+
+
+def _has_closed_form(module: nn.Module) -> bool:
+    if isinstance(module, (nn.Conv1d, nn.Conv2d)):
+        return module.groups == 1 and module.padding_mode == "zeros" and not isinstance(module.padding, str)
+    if isinstance(module, nn.Embedding):
+        return module.max_norm is None
+    return isinstance(module, (nn.Linear, nn.modules.batchnorm._NormBase, nn.LayerNorm, nn.GroupNorm))
+
+
+def _check_independent_examples(model: nn.Module) -> None:
+    for name, module in model.named_modules():
+        if isinstance(module, nn.modules.batchnorm._BatchNorm) and (
+                module.training or not module.track_running_stats):
+            raise ValueError(f"BatchNorm {name!r} normalises with batch statistics, which couples "
+                             "the examples; call model.eval() (running statistics) first")
+
+
+# --- per-layer gradients from inputs and output gradients --------------------------------------
+
+def _linear_factor(module: nn.Linear, calls: list, grads: list[Tensor]):
+    params = _trainable(module)
+    if len(calls) == 1 and calls[0].dim() == 2:  # the closed form needs no per-example gradient
+        n = calls[0].shape[0]
+        parts = ([calls[0]] if "weight" in params else []) + \
+                ([calls[0].new_ones(n, 1)] if "bias" in params else [])
+        return OuterFactor(grads[0], torch.cat(parts, dim=1))
+    weight, bias = 0, 0
+    for h, g in zip(calls, grads):  # a shared or sequence layer: sum over calls and positions
+        h, g = h.reshape(h.shape[0], -1, h.shape[-1]), g.reshape(*g.shape[:2], -1, g.shape[-1])
+        weight = weight + torch.einsum("nalo,nli->naoi", g, h)
+        bias = bias + g.sum(2)
+    return _dense(params, weight=weight, bias=bias)
+
+
+def _conv_factor(module: nn.Conv1d | nn.Conv2d, calls: list, grads: list[Tensor]):
+    two_d = isinstance(module, nn.Conv2d)
+
+    def pair(v):
+        return tuple(v) if two_d else (1, v[0])
+
+    weight, bias = 0, 0
+    for h, g in zip(calls, grads):
+        if not two_d:
+            h = h.unsqueeze(2)
+        patches = F.unfold(h, pair(module.kernel_size), dilation=pair(module.dilation),
+                           padding=pair(module.padding) if two_d else (0, module.padding[0]),
+                           stride=pair(module.stride))  # (n, in·k, positions)
+        g = g.reshape(*g.shape[:3], -1)  # (n, c, out, positions)
+        weight = weight + torch.einsum("naop,nkp->naok", g, patches)
+        bias = bias + g.sum(-1)
+    return _dense(_trainable(module), weight=weight, bias=bias)
+
+
+def _normalised(module: nn.Module, h: Tensor) -> tuple[Tensor, tuple[int, ...]]:
+    """The normalised input x̂ that the affine parameters multiply, and the dims they sum over."""
+    if isinstance(module, nn.LayerNorm):
+        x_hat = F.layer_norm(h, module.normalized_shape, None, None, module.eps)
+        return x_hat, tuple(range(1, h.dim() - len(module.normalized_shape)))
+    if isinstance(module, nn.GroupNorm):
+        x_hat = F.group_norm(h, module.num_groups, None, None, module.eps)
+    else:  # BatchNorm with running statistics (checked before)
+        x_hat = F.batch_norm(h, module.running_mean, module.running_var, None, None, False, 0.0,
+                             module.eps)
+    return x_hat, tuple(range(2, h.dim()))
+
+
+def _norm_factor(module: nn.Module, calls: list, grads: list[Tensor]):
+    weight, bias = 0, 0
+    for h, g in zip(calls, grads):
+        x_hat, summed = _normalised(module, h)
+        summed_g = tuple(d + 1 for d in summed)  # g has the output axis after the batch axis
+        weight = weight + _sum_over(g * x_hat.unsqueeze(1), summed_g)
+        bias = bias + _sum_over(g, summed_g)
+    return _dense(_trainable(module), weight=weight, bias=bias)
+
+
+def _sum_over(t: Tensor, dims: tuple[int, ...]) -> Tensor:
+    return t.sum(dims) if dims else t  # torch reads an empty dims tuple as "all dims"
+
+
+def _embedding_factor(module: nn.Embedding, calls: list, grads: list[Tensor]):
+    weight = 0
+    for idx, g in zip(calls, grads):
+        one_hot = F.one_hot(idx.reshape(idx.shape[0], -1), module.num_embeddings).to(g.dtype)
+        if module.padding_idx is not None:
+            one_hot[..., module.padding_idx] = 0  # the padding row receives no gradient
+        g = g.reshape(*g.shape[:2], -1, g.shape[-1])
+        weight = weight + torch.einsum("nlv,nald->navd", one_hot, g)
+    return _dense(_trainable(module), weight=weight)
+
+
+def _dense(params: dict[str, nn.Parameter], **grads) -> DenseFactor:
+    parts = [grads[name].flatten(2) for name in params]  # weight before bias, as registered
+    return DenseFactor(torch.cat(parts, dim=2))
+
+
+def _closed_form_factor(module, calls, grads):
+    if isinstance(module, nn.Linear):
+        return _linear_factor(module, calls, grads)
+    if isinstance(module, (nn.Conv1d, nn.Conv2d)):
+        return _conv_factor(module, calls, grads)
+    if isinstance(module, nn.Embedding):
+        return _embedding_factor(module, calls, grads)
+    return _norm_factor(module, calls, grads)
+
+
+# --- one chunk of examples ---------------------------------------------------------------------
+
+def _flat_outputs(out: Tensor) -> Tensor:
+    return out.reshape(out.shape[0], -1)
+
+
+def layer_factors(model: nn.Module, x: Tensor, outputs: list[int]) -> dict[str, OuterFactor | DenseFactor]:
+    """Tangent factors of every layer that owns trainable parameters, for the examples ``x`` and
+    the chosen output indices; keyed by module name ("" is the root module)."""
+    owners: dict[int, int] = {}
+    for m in model.modules():
+        for p in _trainable(m).values():
+            owners[id(p)] = owners.get(id(p), 0) + 1
+    # A parameter shared between modules has the sum of their gradients: left to torch.func.
+    closed = {name: m for name, m in model.named_modules()
+              if _trainable(m) and _has_closed_form(m)
+              and all(owners[id(p)] == 1 for p in _trainable(m).values())}
+    calls: dict[str, list] = {name: [] for name in closed}
+    layer_outputs: dict[str, list] = {name: [] for name in closed}
+
+    def recorder(name):
+        def hook(module, args, output):
+            calls[name].append(args[0].detach().clone())
+            layer_outputs[name].append(output)
+            return output.clone()  # later in-place ops then cannot alter the recorded output
+        return hook
+
+    handles = [m.register_forward_hook(recorder(name)) for name, m in closed.items()]
+    try:
+        with torch.enable_grad():
+            out = _flat_outputs(model(x))
+    finally:
+        for handle in handles:
+            handle.remove()
+
+    factors = {}
+    used = [name for name in closed if layer_outputs[name]]
+    recorded = [t for name in used for t in layer_outputs[name]]
+    per_output = [torch.autograd.grad(out[:, a].sum(), recorded, retain_graph=True, allow_unused=True)
+                  for a in outputs]
+    position = 0
+    for name in used:
+        count = len(layer_outputs[name])
+        grads = [torch.stack([_zeros_if_none(per_output[k][position + i], recorded[position + i])
+                              for k in range(len(outputs))], dim=1) for i in range(count)]
+        position += count
+        factors[name] = _closed_form_factor(closed[name], calls[name], grads)
+
+    # Layers a forward pass never called as modules (e.g. weights used through F.* calls inside
+    # another module) and every other parameterised module: torch.func, exactly.
+    covered = {id(p) for name in used for p in _trainable(closed[name]).values()}
+    rest = {name: m for name, m in model.named_modules()
+            if any(id(p) not in covered for p in _trainable(m).values())}
+    if rest:
+        factors.update(_functional_factors(model, x, outputs, rest, covered))
+    return factors
+
+
+def _zeros_if_none(grad: Tensor | None, like: Tensor) -> Tensor:
+    return torch.zeros_like(like) if grad is None else grad
+
+
+def _functional_factors(model, x, outputs, modules, covered) -> dict[str, DenseFactor]:
+    prefix = {name: f"{name}." if name else "" for name in modules}
+    wanted, seen = {}, set(covered)
+    for name, m in modules.items():
+        for pname, p in _trainable(m).items():
+            if id(p) not in seen:  # a tied parameter once, under its first owner
+                wanted[prefix[name] + pname] = p.detach()
+                seen.add(id(p))
+    fixed = {name: p.detach() for name, p in model.named_parameters()}
+    buffers = dict(model.named_buffers())
+    index = torch.as_tensor(outputs, device=x.device)
+
+    def single(params, example):
+        out = functional_call(model, ({**fixed, **params}, buffers), (example.unsqueeze(0),))
+        return _flat_outputs(out)[0, index]
+
+    jacobians = vmap(jacrev(single), in_dims=(None, 0))(wanted, x)  # name -> (n, c, *shape)
+    factors = {}
+    for name in modules:
+        own = [key for key in wanted if key.startswith(prefix[name]) and "." not in key[len(prefix[name]):]]
+        if own:
+            factors[name] = DenseFactor(torch.cat([jacobians[key].flatten(2) for key in own], dim=2))
+    return factors
+
+
+# --- Grams from factors ------------------------------------------------------------------------
+
+def factor_gram(a, b, trace: bool) -> Tensor:
+    """Σ over parameters of one layer: (n₁, c, n₂, c) blocks, or their trace over outputs (n₁, n₂)."""
+    if isinstance(a, OuterFactor):
+        inputs = a.inputs @ b.inputs.T
+        if trace:
+            return torch.einsum("iao,jao->ij", a.output_grads, b.output_grads) * inputs
+        return torch.einsum("iao,jbo->iajb", a.output_grads, b.output_grads) * inputs[:, None, :, None]
+    if trace:
+        return torch.einsum("iap,jap->ij", a.grads, b.grads)
+    return torch.einsum("iap,jbp->iajb", a.grads, b.grads)
+
+
+def factor_diagonal(a, trace: bool) -> Tensor:
+    """K(x, x) for each example: (n, c, c), or its trace over outputs (n,)."""
+    if isinstance(a, OuterFactor):
+        inputs = (a.inputs * a.inputs).sum(1)
+        if trace:
+            return (a.output_grads ** 2).sum((1, 2)) * inputs
+        return torch.einsum("iao,ibo->iab", a.output_grads, a.output_grads) * inputs[:, None, None]
+    if trace:
+        return (a.grads ** 2).sum((1, 2))
+    return torch.einsum("iap,ibp->iab", a.grads, a.grads)
+
+
+def _chunks(x: Tensor, size: int) -> list[tuple[slice, Tensor]]:
+    return [(slice(i, i + size), x[i:i + size]) for i in range(0, len(x), size)]
+
+
+def _output_indices(model: nn.Module, x: Tensor, output) -> tuple[list[int], bool]:
+    with torch.no_grad():
+        n_outputs = _flat_outputs(model(x[:1])).shape[1]
+    if output in ("full", "trace"):
+        return list(range(n_outputs)), output == "trace"
+    if isinstance(output, int) and 0 <= output < n_outputs:
+        return [output], True
+    raise ValueError(f"output must be 'full', 'trace' or an index below {n_outputs}, got {output!r}")
+
+
+def empirical_ntk(model: nn.Module, x1: Tensor, x2: Tensor | None = None, *,
+                  output: str | int = "full", per_layer: bool = False,
+                  chunk_size: int = 256) -> Tensor | dict[str, Tensor]:
+    """The empirical NTK Gram between ``x1`` and ``x2`` (``x1`` with itself when omitted).
+
+    output: "full" gives (n₁, c, n₂, c) blocks; an index a gives K_aa (n₁, n₂); "trace" gives
+    Σ_a K_aa (n₁, n₂). per_layer: a dict from module name to that layer's Gram (they sum to K).
+    """
+    _check_independent_examples(model)
+    outputs, trace = _output_indices(model, x1, output)
+    symmetric = x2 is None
+    x2 = x1 if symmetric else x2
+    grams: dict[str, Tensor] = {}
+    cache: dict[int, dict] = {}
+    budget = FACTOR_CACHE_BYTES
+    for rows, x_rows in _chunks(x1, chunk_size):
+        row_factors = layer_factors(model, x_rows, outputs)
+        for cols, x_cols in _chunks(x2, chunk_size):
+            if symmetric and cols.start < rows.start:
+                continue  # filled in from the transposed block
+            if symmetric and cols == rows:
+                col_factors = row_factors
+            elif cols.start in cache:
+                col_factors = cache[cols.start]
+            else:
+                col_factors = layer_factors(model, x_cols, outputs)
+                size = sum(f.nbytes() for f in col_factors.values())
+                if size <= budget:
+                    cache[cols.start], budget = col_factors, budget - size
+            for name, factor in row_factors.items():
+                block = factor_gram(factor, col_factors[name], trace).detach()
+                gram = grams.get(name)
+                if gram is None:
+                    gram = grams[name] = _empty_gram(len(x1), len(x2), len(outputs), trace, block)
+                _place(gram, rows, cols, block, trace, mirror=symmetric and cols != rows)
+    return grams if per_layer else sum(grams.values())
+
+
+def _empty_gram(n1, n2, c, trace, like) -> Tensor:
+    shape = (n1, n2) if trace else (n1, c, n2, c)
+    return like.new_zeros(shape)
+
+
+def _place(gram, rows, cols, block, trace, mirror):
+    if trace:
+        gram[rows, cols] = block
+        if mirror:
+            gram[cols, rows] = block.T
+    else:
+        gram[rows, :, cols, :] = block
+        if mirror:
+            gram[cols, :, rows, :] = block.permute(2, 3, 0, 1)
+
+
+def ntk_diagonal(model: nn.Module, x: Tensor, *, output: str | int = "full",
+                 per_layer: bool = False, chunk_size: int = 256) -> Tensor | dict[str, Tensor]:
+    """K(x, x) for each example alone: (n, c, c) for "full", (n,) for an index or "trace"."""
+    _check_independent_examples(model)
+    outputs, trace = _output_indices(model, x, output)
+    parts: dict[str, list[Tensor]] = {}
+    for _, x_chunk in _chunks(x, chunk_size):
+        for name, factor in layer_factors(model, x_chunk, outputs).items():
+            parts.setdefault(name, []).append(factor_diagonal(factor, trace).detach())
+    diagonals = {name: torch.cat(blocks) for name, blocks in parts.items()}
+    return diagonals if per_layer else sum(diagonals.values())

@@ -1,0 +1,194 @@
+"""The layer-wise NTK against the plain torch.func Jacobian product, in float64, on every kind
+of layer the zoo uses, in every output mode, chunked and not."""
+
+import pytest
+import torch
+from torch import nn
+from torch.func import functional_call, jacrev, vmap
+
+from linearlens.kernels import empirical_ntk, ntk_diagonal
+from linearlens.train import default_dtype
+
+
+@pytest.fixture(autouse=True)
+def float64():
+    with default_dtype("float64"):
+        yield
+
+
+def reference_jacobian(model, x):
+    """(n, c, P) per-example Jacobian over every trainable parameter, by torch.func."""
+    params = {k: v.detach() for k, v in model.named_parameters() if v.requires_grad}
+    frozen = {k: v.detach() for k, v in model.named_parameters() if not v.requires_grad}
+    buffers = dict(model.named_buffers())
+
+    def single(p, example):
+        out = functional_call(model, ({**frozen, **p}, buffers), (example.unsqueeze(0),))
+        return out.reshape(-1)
+
+    jac = vmap(jacrev(single), in_dims=(None, 0))(params, x)
+    return torch.cat([j.flatten(2) for j in jac.values()], dim=2)
+
+
+def reference_ntk(model, x1, x2):
+    return torch.einsum("iap,jbp->iajb", reference_jacobian(model, x1), reference_jacobian(model, x2))
+
+
+def relative_error(a, b):
+    return ((a - b).norm() / b.norm()).item()
+
+
+class Residual(nn.Module):
+    def __init__(self, channels):
+        super().__init__()
+        self.conv = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.bn = nn.BatchNorm2d(channels)
+
+    def forward(self, x):
+        out = self.bn(self.conv(x))
+        out += x  # in place, as ResNets do
+        return torch.relu_(out)
+
+
+class TinyTransformer(nn.Module):
+    """Embedding, LayerNorm, sequence Linear layers and MultiheadAttention (whose projections
+    are used through F.* calls, not as modules)."""
+
+    def __init__(self, vocab=7, dim=8, outputs=3):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim, padding_idx=0)
+        self.attn = nn.MultiheadAttention(dim, 2, batch_first=True)
+        self.norm = nn.LayerNorm(dim)
+        self.mlp = nn.Linear(dim, dim)
+        self.head = nn.Linear(dim, outputs)
+
+    def forward(self, tokens):
+        h = self.embed(tokens)
+        h = self.norm(h + self.attn(h, h, h, need_weights=False)[0])
+        return self.head(torch.tanh(self.mlp(h)).mean(1))
+
+
+class Scaled(nn.Module):
+    """A parameter no closed form knows: must go through torch.func."""
+
+    def __init__(self, features):
+        super().__init__()
+        self.scale = nn.Parameter(torch.randn(features))
+
+    def forward(self, x):
+        return x * self.scale
+
+
+class Tied(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.first = nn.Linear(5, 5)
+        self.second = nn.Linear(5, 5)
+        self.second.weight = self.first.weight
+        self.head = nn.Linear(5, 2)
+
+    def forward(self, x):
+        return self.head(torch.tanh(self.second(torch.tanh(self.first(x)))))
+
+
+def randomise_norm_statistics(model):
+    for module in model.modules():
+        if isinstance(module, nn.modules.batchnorm._BatchNorm):
+            module.running_mean.uniform_(-0.5, 0.5)
+            module.running_var.uniform_(0.5, 2.0)
+            nn.init.uniform_(module.weight, 0.5, 1.5)
+            nn.init.uniform_(module.bias, -0.5, 0.5)
+
+
+def make_case(name):
+    """A model in eval mode and two input sets of different sizes."""
+    torch.manual_seed(0)
+    if name == "mlp":
+        model = nn.Sequential(nn.Linear(6, 16), nn.Tanh(), nn.Linear(16, 16), nn.ReLU(), nn.Linear(16, 3))
+        x1, x2 = torch.randn(11, 6), torch.randn(7, 6)
+    elif name == "mlp_scalar":
+        model = nn.Sequential(nn.Linear(4, 12), nn.Tanh(), nn.Linear(12, 1), nn.Flatten(0))
+        x1, x2 = torch.randn(9, 4), torch.randn(5, 4)
+    elif name == "cnn_batchnorm":
+        model = nn.Sequential(
+            nn.Conv2d(3, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(inplace=True),
+            nn.Conv2d(4, 5, 3, stride=2, dilation=1), nn.ReLU(), Residual(5),
+            nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.BatchNorm1d(5), nn.Linear(5, 4))
+        x1, x2 = torch.randn(6, 3, 8, 8), torch.randn(4, 3, 8, 8)
+    elif name == "conv1d_groupnorm":
+        model = nn.Sequential(nn.Conv1d(1, 4, 5, padding=2, stride=2), nn.GroupNorm(2, 4), nn.ELU(),
+                              nn.Conv1d(4, 4, 3, dilation=2), nn.Flatten(), nn.Linear(4 * 16, 3))
+        x1, x2 = torch.randn(7, 1, 40), torch.randn(3, 1, 40)
+    elif name == "transformer":
+        model = TinyTransformer()
+        x1, x2 = torch.randint(0, 7, (6, 5)), torch.randint(0, 7, (4, 5))
+    elif name == "custom_parameter":
+        model = nn.Sequential(nn.Linear(3, 6), Scaled(6), nn.Tanh(), nn.Linear(6, 2))
+        x1, x2 = torch.randn(8, 3), torch.randn(5, 3)
+    elif name == "tied":
+        model = Tied()
+        x1, x2 = torch.randn(6, 5), torch.randn(4, 5)
+    elif name == "frozen":
+        model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 3))
+        model[0].weight.requires_grad_(False)
+        model[2].bias.requires_grad_(False)
+        x1, x2 = torch.randn(6, 4), torch.randn(3, 4)
+    randomise_norm_statistics(model)
+    return model.eval(), x1, x2
+
+
+CASES = ["mlp", "mlp_scalar", "cnn_batchnorm", "conv1d_groupnorm", "transformer",
+         "custom_parameter", "tied", "frozen"]
+TOLERANCE = 1e-10
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_full_blocks_equal_the_jacobian_product(name):
+    model, x1, x2 = make_case(name)
+    expected = reference_ntk(model, x1, x2)
+    assert relative_error(empirical_ntk(model, x1, x2), expected) < TOLERANCE
+    # Chunks smaller than the sets, both the cross Gram and the symmetric one.
+    assert relative_error(empirical_ntk(model, x1, x2, chunk_size=2), expected) < TOLERANCE
+    assert relative_error(empirical_ntk(model, x1, chunk_size=3), reference_ntk(model, x1, x1)) < TOLERANCE
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_one_output_trace_and_diagonal(name):
+    model, x1, x2 = make_case(name)
+    full = reference_ntk(model, x1, x2)
+    last = full.shape[1] - 1
+    assert relative_error(empirical_ntk(model, x1, x2, output=last), full[:, last, :, last]) < TOLERANCE
+    trace = torch.einsum("iaja->ij", full)
+    assert relative_error(empirical_ntk(model, x1, x2, output="trace"), trace) < TOLERANCE
+    own = reference_ntk(model, x1, x1)
+    diagonal = torch.einsum("iaib->iab", own)
+    assert relative_error(ntk_diagonal(model, x1, chunk_size=4), diagonal) < TOLERANCE
+    assert relative_error(ntk_diagonal(model, x1, output="trace"), torch.einsum("iaa->i", diagonal)) < TOLERANCE
+
+
+@pytest.mark.parametrize("name", ["cnn_batchnorm", "transformer", "custom_parameter"])
+def test_per_layer_grams_are_each_layers_own_and_sum_to_the_ntk(name):
+    model, x1, x2 = make_case(name)
+    layers = empirical_ntk(model, x1, x2, per_layer=True)
+    owners = {n for n, m in model.named_modules() if any(p.requires_grad for p in m.parameters(recurse=False))}
+    assert set(layers) == owners
+    assert relative_error(sum(layers.values()), reference_ntk(model, x1, x2)) < TOLERANCE
+    name_, module = next((n, m) for n, m in model.named_modules() if n in layers and n)
+    others = [p for p in model.parameters() if all(p is not q for q in module.parameters(recurse=False))]
+    for p in others:
+        p.requires_grad_(False)
+    assert relative_error(layers[name_], reference_ntk(model, x1, x2)) < TOLERANCE
+
+
+def test_batchnorm_in_training_mode_is_refused():
+    model, x1, _ = make_case("cnn_batchnorm")
+    with pytest.raises(ValueError, match="model.eval"):
+        empirical_ntk(model.train(), x1)
+
+
+def test_float32_agrees_with_float64():
+    model, x1, x2 = make_case("cnn_batchnorm")
+    exact = empirical_ntk(model, x1, x2)
+    single = empirical_ntk(model.float(), x1.float(), x2.float())
+    assert single.dtype == torch.float32
+    assert relative_error(single.double(), exact) < 1e-5
