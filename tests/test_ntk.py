@@ -7,6 +7,7 @@ from torch import nn
 from torch.func import functional_call, jacrev, vmap
 
 from linearlens.kernels import empirical_ntk, ntk_diagonal
+from linearlens.models import mlp, resnet20, small_cnn
 from linearlens.train import default_dtype
 
 
@@ -128,6 +129,18 @@ def make_case(name):
     elif name == "tied":
         model = Tied()
         x1, x2 = torch.randn(6, 5), torch.randn(4, 5)
+    elif name == "zoo_resnet20":
+        model = resnet20(num_classes=3, width=4)
+        x1, x2 = torch.randn(4, 3, 12, 12), torch.randn(3, 3, 12, 12)
+    elif name == "zoo_resnet20_projection":
+        model = resnet20(num_classes=2, width=2, shortcut="B")
+        x1, x2 = torch.randn(3, 3, 8, 8), torch.randn(2, 3, 8, 8)
+    elif name == "zoo_small_cnn":
+        model = small_cnn(1, 4, width=3, batch_norm=True)
+        x1, x2 = torch.randn(5, 1, 8, 8), torch.randn(3, 1, 8, 8)
+    elif name == "zoo_mlp":
+        model = mlp(10, [7, 5], 3, activation="gelu", init_scale=2.0)
+        x1, x2 = torch.randn(6, 10), torch.randn(4, 10)
     elif name == "frozen":
         model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 3))
         model[0].weight.requires_grad_(False)
@@ -138,7 +151,8 @@ def make_case(name):
 
 
 CASES = ["mlp", "mlp_scalar", "cnn_batchnorm", "conv1d_groupnorm", "transformer",
-         "custom_parameter", "tied", "frozen"]
+         "custom_parameter", "tied", "frozen", "zoo_resnet20", "zoo_resnet20_projection",
+         "zoo_small_cnn", "zoo_mlp"]
 TOLERANCE = 1e-10
 
 

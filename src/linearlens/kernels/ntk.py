@@ -199,14 +199,9 @@ def layer_factors(model: nn.Module, x: Tensor, outputs: list[int]) -> dict[str, 
     factors = {}
     used = [name for name in closed if layer_outputs[name]]
     recorded = [t for name in used for t in layer_outputs[name]]
-    per_output = [torch.autograd.grad(out[:, a].sum(), recorded, retain_graph=True, allow_unused=True)
-                  for a in outputs]
-    position = 0
+    output_grads = iter(_output_gradients(out, recorded, outputs))
     for name in used:
-        count = len(layer_outputs[name])
-        grads = [torch.stack([_zeros_if_none(per_output[k][position + i], recorded[position + i])
-                              for k in range(len(outputs))], dim=1) for i in range(count)]
-        position += count
+        grads = [next(output_grads) for _ in layer_outputs[name]]
         factors[name] = _closed_form_factor(closed[name], calls[name], grads)
 
     # Layers a forward pass never called as modules (e.g. weights used through F.* calls inside
@@ -219,8 +214,17 @@ def layer_factors(model: nn.Module, x: Tensor, outputs: list[int]) -> dict[str, 
     return factors
 
 
-def _zeros_if_none(grad: Tensor | None, like: Tensor) -> Tensor:
-    return torch.zeros_like(like) if grad is None else grad
+def _output_gradients(out: Tensor, recorded: list[Tensor], outputs: list[int]) -> list[Tensor]:
+    """∂ out[i, a] / ∂ recorded[i] for every example i and chosen output a, as (n, c, ...) per
+    recorded tensor: all outputs in one batched backward pass (examples are independent)."""
+    if not recorded:
+        return []
+    seeds = out.new_zeros(len(outputs), *out.shape)
+    seeds[torch.arange(len(outputs)), :, torch.as_tensor(outputs)] = 1
+    grads = torch.autograd.grad(out, recorded, grad_outputs=seeds, is_grads_batched=True,
+                                allow_unused=True)
+    return [torch.zeros(len(outputs), *t.shape, dtype=t.dtype, device=t.device).movedim(0, 1)
+            if g is None else g.movedim(0, 1) for g, t in zip(grads, recorded)]
 
 
 def _functional_factors(model, x, outputs, modules, covered) -> dict[str, DenseFactor]:

@@ -1,0 +1,31 @@
+"""Fully connected networks."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh, "gelu": nn.GELU, "elu": nn.ELU, "identity": nn.Identity}
+
+
+def mlp(in_features: int, hidden: list[int], out_features: int, activation: str = "relu",
+        init_scale: float = 1.0, sigmoid_output: bool = False) -> nn.Sequential:
+    """Linear layers of the given hidden widths with ``activation`` between them.
+
+    init_scale multiplies every parameter, biases included, after PyTorch's default init (the
+    α of large-initialisation experiments); sigmoid_output squashes the output into (0, 1).
+    """
+    if activation not in ACTIVATIONS:
+        raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}")
+    widths = [in_features, *hidden]
+    layers: list[nn.Module] = [nn.Flatten()]
+    for width_in, width_out in zip(widths, widths[1:]):
+        layers += [nn.Linear(width_in, width_out), ACTIVATIONS[activation]()]
+    layers.append(nn.Linear(widths[-1], out_features))
+    if sigmoid_output:
+        layers.append(nn.Sigmoid())
+    model = nn.Sequential(*layers)
+    with torch.no_grad():
+        for parameter in model.parameters():
+            parameter.mul_(init_scale)
+    return model
