@@ -17,6 +17,7 @@ report: "rules/report/workflow.rst"
 
 include: "rules/common.smk"
 include: "rules/datasets.smk"
+include: "rules/kernels.smk"
 include: "rules/report.smk"
 
 
@@ -24,6 +25,7 @@ rule all:
     default_target: True
     input:
         [paper_outputs(paper) for paper in PAPERS],
+        kernel_outputs(),
         rules.report.output,
 
 

@@ -33,6 +33,8 @@ FIGURES = {paper: [] for paper in PAPERS}  # PNG targets; PDF and JSON sidecar b
 CLAIMS = {paper: None for paper in PAPERS}  # results/<paper>/claims.json once the paper lands
 
 DATASETS = config["datasets"]
+INIT_MODELS = config.get("init_models", {})
+NTK_EXTRACTIONS = config.get("ntk_extractions", {})
 DOWNLOADED_SOURCES = [n for n, s in SOURCES.items() if s.files]
 OPENML_IDS = [str(s.openml_id) for s in SOURCES.values() if s.openml_id is not None]
 
@@ -44,6 +46,8 @@ def alternatives(names):
 
 wildcard_constraints:
     name=alternatives(DATASETS),
+    model=alternatives(INIT_MODELS),
+    extraction=alternatives(NTK_EXTRACTIONS),
     source=alternatives(DOWNLOADED_SOURCES),
     dataset_id=alternatives(OPENML_IDS),
 
@@ -75,6 +79,12 @@ def paper_outputs(paper):
     """Everything a paper's target builds: its datasets, figures and claims file."""
     outputs = [prepared(name) for name in datasets_for(paper)] + FIGURES[paper]
     return outputs + ([CLAIMS[paper]] if CLAIMS[paper] else [])
+
+
+def kernel_outputs():
+    """Every configured kernel extraction: Gram and summary."""
+    return [f"results/kernels/{name}/{file}" for name in NTK_EXTRACTIONS
+            for file in ("ntk.npz", "summary.json")]
 
 
 def threads_for(kind):

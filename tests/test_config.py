@@ -55,6 +55,10 @@ def test_quick_and_smoke_configs_need_no_download():
          "datasets.digits_3v5_tiny.source", "is not one of"),
         (lambda c: c["datasets"]["digits_3v5_tiny"].update(papers=["telescope"]),
          "datasets.digits_3v5_tiny.papers.0", "is not one of"),
+        (lambda c: c["benchmarks"]["kernels"]["ntk"].update(methods=["nngeometry"]),
+         "benchmarks.kernels.ntk.methods", "does not contain items matching"),
+        (lambda c: c["benchmarks"]["kernels"]["trees"].pop("rows"),
+         "benchmarks.kernels.trees", "'rows' is a required property"),
     ],
 )
 def test_invalid_config_names_the_key(mutate, key, expectation):

@@ -29,3 +29,17 @@ def test_mlp_init_scale_multiplies_every_parameter():
 def test_small_cnn_takes_grey_and_colour_images():
     assert small_cnn(1, 10)(torch.randn(2, 1, 8, 8)).shape == (2, 10)
     assert small_cnn(3, 2, batch_norm=True)(torch.randn(2, 3, 32, 32)).shape == (2, 2)
+
+
+def test_checkpoint_rebuilds_the_model(tmp_path):
+    from linearlens.models import build_model, load_model, save_model
+
+    spec = {"name": "resnet20", "num_classes": 3, "width": 4}
+    model = build_model(spec)
+    save_model(tmp_path / "model.pt", model, spec, step=7)
+    loaded, metadata = load_model(tmp_path / "model.pt")
+    x = torch.randn(2, 3, 16, 16)
+    assert torch.equal(loaded(x), model.eval()(x)) and metadata == {"step": 7}
+    assert not loaded.training  # BatchNorm on running statistics, ready for the NTK
+    with pytest.raises(ValueError, match="the zoo has"):
+        build_model({"name": "vgg11"})

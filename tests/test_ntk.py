@@ -163,6 +163,8 @@ def test_full_blocks_equal_the_jacobian_product(name):
     assert relative_error(empirical_ntk(model, x1, x2), expected) < TOLERANCE
     # Chunks smaller than the sets, both the cross Gram and the symmetric one.
     assert relative_error(empirical_ntk(model, x1, x2, chunk_size=2), expected) < TOLERANCE
+    # A memory budget of one byte: every layer is a group of its own, one pass each.
+    assert relative_error(empirical_ntk(model, x1, x2, chunk_size=3, memory_bytes=1), expected) < TOLERANCE
     assert relative_error(empirical_ntk(model, x1, chunk_size=3), reference_ntk(model, x1, x1)) < TOLERANCE
 
 

@@ -4,6 +4,7 @@ scratch copy, resumption, schema failures, and an offline paper-scale download.
 Snakemake runs in a subprocess. Those subprocesses stay offline because the smoke and quick
 configs download nothing, and the one download test points every proxy at a closed port."""
 
+import json
 import os
 import re
 import shutil
@@ -13,6 +14,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import yaml
 
@@ -92,6 +94,8 @@ def test_smoke_run_builds_everything_and_resumes(tmp_path):
         assert (workdir / "results" / "logs" / "prepare_dataset" / f"{name}.log").exists()
     html = (workdir / "results" / "report" / "index.html").read_text()
     assert all(name in html for name in datasets)
+    summary = json.loads((workdir / "results" / "kernels" / "mlp_tiny_init" / "summary.json").read_text())
+    assert summary["shape"] == [12, 2, 12, 2] and 1 <= summary["effective_rank"] <= 24
 
     again = snakemake(workdir, "--cores", "2", "--configfile", "config/smoke.yaml")
     assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
@@ -102,7 +106,10 @@ def test_smoke_run_builds_everything_and_resumes(tmp_path):
     (workdir / "results" / "data" / "digits_3v5_tiny.npz").unlink()
     resumed = snakemake(workdir, "--cores", "2", "--configfile", "config/smoke.yaml")
     assert resumed.returncode == 0, resumed.stderr[-3000:]
-    assert job_counts(resumed.stdout + resumed.stderr).get("prepare_dataset") == 1
+    counts = job_counts(resumed.stdout + resumed.stderr)
+    assert counts.get("prepare_dataset") == 1
+    # The kernel of the checkpoint on that probe set is rebuilt; the checkpoint is not.
+    assert counts.get("extract_ntk") == 1 and "init_model" not in counts
     assert kept.stat().st_mtime_ns == kept_mtime
 
 
@@ -150,3 +157,21 @@ def test_slurm_profile_plans_the_paper_dag(tmp_path):
                        "--configfile", "config/paper.yaml", env=env)
     assert result.returncode == 0, result.stderr[-3000:]
     assert job_counts(result.stdout)["download_file"] > 0
+
+
+def test_kernel_benchmark_runs_and_its_routes_agree(tmp_path):
+    """The benchmark target end to end on the smoke grid (speed itself is not tested here): each
+    case measured in its own process, and every route computing the same numbers."""
+    workdir = workflow_copy(tmp_path)
+    result = snakemake(workdir, "benchmarks", "--cores", "1", "--configfile", "config/smoke.yaml")
+    assert result.returncode == 0, result.stderr
+    frame = pd.read_csv(workdir / "results" / "benchmarks" / "kernels.csv")
+    assert (frame["status"] == "ok").all(), frame[["method", "status"]]
+    assert (frame["seconds"] > 0).all() and (frame.loc[frame.method == "linearlens", "time_vs_ours"] == 1).all()
+    ntk = frame[frame["benchmark"] == "ntk"]
+    assert np.allclose(ntk["check"], ntk["check"].iloc[0], rtol=1e-10)  # same Gram norm
+    trees = frame[frame["benchmark"] == "tree_kernel"]
+    assert set(trees["method"]) == {"leaf_replay", "sparse_kernels", "dense_kernels"}
+    assert (trees["check"] < 1e-5).all()  # each route reproduces XGBoost's predictions
+    for suffix in ("png", "pdf", "json"):
+        assert (workdir / "results" / "benchmarks" / f"kernels.{suffix}").exists()

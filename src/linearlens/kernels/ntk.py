@@ -18,6 +18,7 @@ mode (checked). Work is chunked over examples, so large Grams fit in memory.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import torch
@@ -25,8 +26,8 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.func import functional_call, jacrev, vmap
 
-# Factors of a second example set are kept between chunks when they fit in this many bytes.
-FACTOR_CACHE_BYTES = 4 * 2**30
+# The layer factors of all examples held at once (one group of layers at a time).
+FACTOR_MEMORY_BYTES = 4 * 2**30
 
 
 @dataclass
@@ -148,7 +149,7 @@ def _embedding_factor(module: nn.Embedding, calls: list, grads: list[Tensor]):
 
 def _dense(params: dict[str, nn.Parameter], **grads) -> DenseFactor:
     parts = [grads[name].flatten(2) for name in params]  # weight before bias, as registered
-    return DenseFactor(torch.cat(parts, dim=2))
+    return DenseFactor(parts[0] if len(parts) == 1 else torch.cat(parts, dim=2))
 
 
 def _closed_form_factor(module, calls, grads):
@@ -167,9 +168,11 @@ def _flat_outputs(out: Tensor) -> Tensor:
     return out.reshape(out.shape[0], -1)
 
 
-def layer_factors(model: nn.Module, x: Tensor, outputs: list[int]) -> dict[str, OuterFactor | DenseFactor]:
-    """Tangent factors of every layer that owns trainable parameters, for the examples ``x`` and
-    the chosen output indices; keyed by module name ("" is the root module)."""
+def layer_factors(model: nn.Module, x: Tensor, outputs: list[int],
+                  only: set[str] | None = None) -> dict[str, OuterFactor | DenseFactor]:
+    """Tangent factors of every layer that owns trainable parameters (or of the layers named in
+    ``only``), for the examples ``x`` and the chosen output indices; keyed by module name ("" is
+    the root module)."""
     owners: dict[int, int] = {}
     for m in model.modules():
         for p in _trainable(m).values():
@@ -177,7 +180,8 @@ def layer_factors(model: nn.Module, x: Tensor, outputs: list[int]) -> dict[str, 
     # A parameter shared between modules has the sum of their gradients: left to torch.func.
     closed = {name: m for name, m in model.named_modules()
               if _trainable(m) and _has_closed_form(m)
-              and all(owners[id(p)] == 1 for p in _trainable(m).values())}
+              and all(owners[id(p)] == 1 for p in _trainable(m).values())
+              and (only is None or name in only)}
     calls: dict[str, list] = {name: [] for name in closed}
     layer_outputs: dict[str, list] = {name: [] for name in closed}
 
@@ -208,7 +212,8 @@ def layer_factors(model: nn.Module, x: Tensor, outputs: list[int]) -> dict[str, 
     # another module) and every other parameterised module: torch.func, exactly.
     covered = {id(p) for name in used for p in _trainable(closed[name]).values()}
     rest = {name: m for name, m in model.named_modules()
-            if any(id(p) not in covered for p in _trainable(m).values())}
+            if any(id(p) not in covered for p in _trainable(m).values())
+            and (only is None or name in only)}
     if rest:
         factors.update(_functional_factors(model, x, outputs, rest, covered))
     return factors
@@ -229,12 +234,14 @@ def _output_gradients(out: Tensor, recorded: list[Tensor], outputs: list[int]) -
 
 def _functional_factors(model, x, outputs, modules, covered) -> dict[str, DenseFactor]:
     prefix = {name: f"{name}." if name else "" for name in modules}
-    wanted, seen = {}, set(covered)
-    for name, m in modules.items():
-        for pname, p in _trainable(m).items():
-            if id(p) not in seen:  # a tied parameter once, under its first owner
-                wanted[prefix[name] + pname] = p.detach()
-                seen.add(id(p))
+    first_owner: dict[int, str] = {}
+    for name, m in model.named_modules():
+        for p in _trainable(m).values():
+            first_owner.setdefault(id(p), name)
+    # A tied parameter counts once, under its first owner, whichever layers are asked for.
+    wanted = {prefix[name] + pname: p.detach() for name, m in modules.items()
+              for pname, p in _trainable(m).items()
+              if id(p) not in covered and first_owner[id(p)] == name}
     fixed = {name: p.detach() for name, p in model.named_parameters()}
     buffers = dict(model.named_buffers())
     index = torch.as_tensor(outputs, device=x.device)
@@ -292,41 +299,55 @@ def _output_indices(model: nn.Module, x: Tensor, output) -> tuple[list[int], boo
     raise ValueError(f"output must be 'full', 'trace' or an index below {n_outputs}, got {output!r}")
 
 
+def layer_groups(model: nn.Module, x: Tensor, outputs: list[int], n_examples: int,
+                 memory_bytes: int) -> list[set[str]]:
+    """Consecutive layers grouped so that one group's factors for ``n_examples`` examples fit in
+    ``memory_bytes`` (a layer larger than that is a group of its own)."""
+    per_example = {name: f.nbytes() for name, f in layer_factors(model, x[:1], outputs).items()}
+    groups: list[set[str]] = [set()]
+    used = 0
+    for name, size in per_example.items():
+        size *= n_examples
+        if groups[-1] and used + size > memory_bytes:
+            groups.append(set())
+            used = 0
+        groups[-1].add(name)
+        used += size
+    return groups
+
+
 def empirical_ntk(model: nn.Module, x1: Tensor, x2: Tensor | None = None, *,
-                  output: str | int = "full", per_layer: bool = False,
-                  chunk_size: int = 256) -> Tensor | dict[str, Tensor]:
+                  output: str | int = "full", per_layer: bool = False, chunk_size: int = 256,
+                  memory_bytes: int = FACTOR_MEMORY_BYTES) -> Tensor | dict[str, Tensor]:
     """The empirical NTK Gram between ``x1`` and ``x2`` (``x1`` with itself when omitted).
 
     output: "full" gives (n₁, c, n₂, c) blocks; an index a gives K_aa (n₁, n₂); "trace" gives
     Σ_a K_aa (n₁, n₂). per_layer: a dict from module name to that layer's Gram (they sum to K).
+
+    Memory: the layers are taken in groups whose factors for all examples fit in
+    ``memory_bytes``; each group costs one forward and backward pass over the examples, in
+    chunks of ``chunk_size``, and no factor is ever computed twice.
     """
     _check_independent_examples(model)
     outputs, trace = _output_indices(model, x1, output)
     symmetric = x2 is None
     x2 = x1 if symmetric else x2
+    n_examples = len(x1) + (0 if symmetric else len(x2))
     grams: dict[str, Tensor] = {}
-    cache: dict[int, dict] = {}
-    budget = FACTOR_CACHE_BYTES
-    for rows, x_rows in _chunks(x1, chunk_size):
-        row_factors = layer_factors(model, x_rows, outputs)
-        for cols, x_cols in _chunks(x2, chunk_size):
-            if symmetric and cols.start < rows.start:
+    for group in layer_groups(model, x1, outputs, n_examples, memory_bytes):
+        rows = [(span, layer_factors(model, part, outputs, group)) for span, part in _chunks(x1, chunk_size)]
+        cols = rows if symmetric else [
+            (span, layer_factors(model, part, outputs, group)) for span, part in _chunks(x2, chunk_size)]
+        for (row_span, row_factors), (col_span, col_factors) in itertools.product(rows, cols):
+            if symmetric and col_span.start < row_span.start:
                 continue  # filled in from the transposed block
-            if symmetric and cols == rows:
-                col_factors = row_factors
-            elif cols.start in cache:
-                col_factors = cache[cols.start]
-            else:
-                col_factors = layer_factors(model, x_cols, outputs)
-                size = sum(f.nbytes() for f in col_factors.values())
-                if size <= budget:
-                    cache[cols.start], budget = col_factors, budget - size
             for name, factor in row_factors.items():
                 block = factor_gram(factor, col_factors[name], trace).detach()
-                gram = grams.get(name)
-                if gram is None:
-                    gram = grams[name] = _empty_gram(len(x1), len(x2), len(outputs), trace, block)
-                _place(gram, rows, cols, block, trace, mirror=symmetric and cols != rows)
+                if name not in grams:
+                    grams[name] = _empty_gram(len(x1), len(x2), len(outputs), trace, block)
+                _place(grams[name], row_span, col_span, block, trace,
+                       mirror=symmetric and col_span != row_span)
+        del rows, cols
     return grams if per_layer else sum(grams.values())
 
 

@@ -1,0 +1,90 @@
+# Kernel benchmarks: the layer-wise NTK and tree-kernel replay against the routes they replace.
+
+
+rule benchmark_kernels:
+    input:
+        code=lib_code("kernels", "benchmarks", "models", "train"),
+    output:
+        "results/benchmarks/kernels.csv",
+    params:
+        settings=config["benchmarks"]["kernels"],
+        device=config["device"],
+    log:
+        "results/logs/benchmark_kernels.log",
+    threads: threads_for("benchmark")
+    resources:
+        gpu=gpu_request(),
+    conda:
+        "../envs/torch.yaml"
+    script:
+        "../src/scripts/benchmark_kernels.py"
+
+
+rule plot_kernel_benchmark:
+    input:
+        "results/benchmarks/kernels.csv",
+        code=lib_code("figures"),
+    output:
+        png="results/benchmarks/kernels.png",
+        pdf="results/benchmarks/kernels.pdf",
+        sidecar="results/benchmarks/kernels.json",
+    log:
+        "results/logs/plot_kernel_benchmark.log",
+    threads: 1
+    conda:
+        "../envs/report.yaml"
+    script:
+        "../src/scripts/plot_kernel_benchmark.py"
+
+
+rule benchmarks:
+    input:
+        rules.plot_kernel_benchmark.output,
+
+
+# --- kernel extraction: the NTK of any checkpoint on a probe set -------------------------------
+
+
+rule init_model:
+    input:
+        code=lib_code("models", "train"),
+    output:
+        "results/checkpoints/init/{model}.pt",
+    params:
+        spec=lambda w: config["init_models"][w.model],
+    log:
+        "results/logs/init_model/{model}.log",
+    threads: 1
+    conda:
+        "../envs/torch.yaml"
+    script:
+        "../src/scripts/init_model.py"
+
+
+rule extract_ntk:
+    input:
+        checkpoint=lambda w: NTK_EXTRACTIONS[w.extraction]["checkpoint"],
+        probe=lambda w: prepared(NTK_EXTRACTIONS[w.extraction]["probe"]["dataset"]),
+        code=lib_code("kernels", "models", "train"),
+    output:
+        gram="results/kernels/{extraction}/ntk.npz",
+        summary="results/kernels/{extraction}/summary.json",
+    params:
+        settings=lambda w: NTK_EXTRACTIONS[w.extraction],
+        device=config["device"],
+    log:
+        "results/logs/extract_ntk/{extraction}.log",
+    benchmark:
+        "results/benchmarks/rules/extract_ntk/{extraction}.tsv"
+    threads: threads_for("train")
+    resources:
+        gpu=gpu_request(),
+    conda:
+        "../envs/torch.yaml"
+    script:
+        "../src/scripts/extract_ntk.py"
+
+
+rule kernels:
+    input:
+        kernel_outputs(),

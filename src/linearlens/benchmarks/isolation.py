@@ -1,0 +1,59 @@
+"""Run one benchmark case in a fresh process, with a time limit, and read back its numbers."""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import resource
+import time
+from collections.abc import Callable
+
+import torch
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux reports KiB
+
+
+def timed(compute: Callable[[], object], device: torch.device) -> tuple[object, dict]:
+    """Wall time and peak memory of ``compute()``: GPU memory on CUDA, else the process's
+    resident-set high-water mark above what it held before the call."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+        torch.cuda.reset_peak_memory_stats(device)
+        base = torch.cuda.memory_allocated(device)
+    else:
+        base = peak_rss_mb()
+    start = time.perf_counter()
+    result = compute()
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    seconds = time.perf_counter() - start
+    if device.type == "cuda":
+        peak = (torch.cuda.max_memory_allocated(device) - base) / 2**20
+    else:
+        peak = peak_rss_mb() - base
+    return result, {"seconds": seconds, "peak_memory_mb": peak}
+
+
+def _child(case_fn, case, queue):
+    try:
+        queue.put({"status": "ok", **case_fn(case)})
+    except Exception as error:  # recorded, so one failing case does not lose the others
+        queue.put({"status": f"error: {type(error).__name__}: {error}"[:300]})
+
+
+def run_isolated(case_fn: Callable[[dict], dict], case: dict, timeout_s: float) -> dict:
+    """``case_fn(case)`` in a spawned process; a case past ``timeout_s`` is killed and recorded
+    as a timeout (its time is then a lower bound)."""
+    context = mp.get_context("spawn")
+    queue = context.Queue()
+    process = context.Process(target=_child, args=(case_fn, case, queue))
+    process.start()
+    process.join(timeout_s)
+    if process.is_alive():
+        process.kill()
+        process.join()
+        return {"status": "timeout", "seconds": float("nan"), "peak_memory_mb": float("nan")}
+    if process.exitcode != 0 and queue.empty():
+        return {"status": f"crashed (exit code {process.exitcode}, e.g. out of memory)"}
+    return queue.get()
