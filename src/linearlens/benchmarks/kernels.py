@@ -10,9 +10,10 @@ import itertools
 import numpy as np
 import pandas as pd
 import torch
-from torch.func import functional_call, jacrev, vmap
 
-from ..kernels import empirical_ntk, leaves_from_xgboost, telescoped_predictions, tree_kernel
+from ..kernels import (
+    empirical_ntk, leaves_from_xgboost, ntk_by_jacobian, telescoped_predictions, tree_kernel,
+)
 from ..models import mlp, resnet20, small_cnn
 from ..train import choose_device, dtype_from_name, seed_everything, set_threads
 from .isolation import run_isolated, timed
@@ -27,18 +28,7 @@ NTK_MODELS = {
 
 def jacrev_ntk(model, x, chunk_size):
     """The naive route: per-example Jacobians by vmap over jacrev, then J Jᵀ."""
-    params = {name: p.detach() for name, p in model.named_parameters()}
-    buffers = dict(model.named_buffers())
-
-    def single(p, example):
-        return functional_call(model, (p, buffers), (example.unsqueeze(0),)).squeeze(0)
-
-    blocks = []
-    for start in range(0, len(x), chunk_size):
-        jac = vmap(jacrev(single), in_dims=(None, 0))(params, x[start:start + chunk_size])
-        blocks.append(torch.cat([j.flatten(2) for j in jac.values()], dim=2))
-    jacobian = torch.cat(blocks)
-    return torch.einsum("iap,jbp->iajb", jacobian, jacobian)
+    return ntk_by_jacobian(model, x, chunk_size=chunk_size)
 
 
 def nngeometry_ntk(model, x, chunk_size):

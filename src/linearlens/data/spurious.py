@@ -8,7 +8,6 @@ of each image. Experiments read the images they use with ``read_archive_images``
 
 from __future__ import annotations
 
-import io
 import tarfile
 import zipfile
 from collections.abc import Iterable
@@ -16,7 +15,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from PIL import Image
+
+from .jpeg import decode_rgb
 
 CELEBA_SIZE = 202_599
 CELEBA_IMAGE_DIR = "img_align_celeba"
@@ -90,11 +90,6 @@ def read_waterbirds(archive_path: str | Path) -> dict[str, np.ndarray]:
                         metadata["split"].to_numpy(), WATERBIRDS_SPLITS)
 
 
-def _decode(payload: bytes) -> np.ndarray:
-    with Image.open(io.BytesIO(payload)) as image:
-        return np.asarray(image.convert("RGB"), dtype=np.uint8).transpose(2, 0, 1)
-
-
 def read_archive_images(archive_path: str | Path, members: Iterable[str]) -> list[np.ndarray]:
     """The named images of a zip or tar archive as uint8 (3, H, W), in the order asked for.
     A tarball is read in one pass, as gzip allows no random access."""
@@ -102,12 +97,12 @@ def read_archive_images(archive_path: str | Path, members: Iterable[str]) -> lis
     members = list(members)
     if zipfile.is_zipfile(archive_path):
         with zipfile.ZipFile(archive_path) as archive:
-            return [_decode(archive.read(name)) for name in members]
+            return [decode_rgb(archive.read(name)) for name in members]
     wanted, found = set(members), {}
     with tarfile.open(archive_path) as archive:
         for info in archive:
             if info.name in wanted:
-                found[info.name] = _decode(archive.extractfile(info).read())
+                found[info.name] = decode_rgb(archive.extractfile(info).read())
     missing = wanted - set(found)
     if missing:
         raise KeyError(f"{archive_path} lacks {len(missing)} requested images, e.g. {min(missing)}")

@@ -3,19 +3,14 @@ validation images per class. The validation set, whose labels are public, serves
 
 from __future__ import annotations
 
-import io
 import zipfile
 from pathlib import Path, PurePosixPath
 
 import numpy as np
-from PIL import Image
+
+from .jpeg import decode_rgb
 
 ROOT = "tiny-imagenet-200"
-
-
-def _decode(archive: zipfile.ZipFile, member: str) -> np.ndarray:
-    with Image.open(io.BytesIO(archive.read(member))) as image:
-        return np.asarray(image.convert("RGB"), dtype=np.uint8).transpose(2, 0, 1)
 
 
 def read_tinyimagenet_zip(path: str | Path) -> dict[str, np.ndarray]:
@@ -32,8 +27,8 @@ def read_tinyimagenet_zip(path: str | Path) -> dict[str, np.ndarray]:
         annotations = archive.read(f"{ROOT}/val/val_annotations.txt").decode().splitlines()
         val = sorted(line.split("\t")[:2] for line in annotations if line.strip())
         return {
-            "x_train": np.stack([_decode(archive, name) for name in train]),
+            "x_train": np.stack([decode_rgb(archive.read(name)) for name in train]),
             "y_train": np.array(train_labels, dtype=np.int64),
-            "x_test": np.stack([_decode(archive, f"{ROOT}/val/images/{file}") for file, _ in val]),
+            "x_test": np.stack([decode_rgb(archive.read(f"{ROOT}/val/images/{file}")) for file, _ in val]),
             "y_test": np.array([label_of[wnid] for _, wnid in val], dtype=np.int64),
         }

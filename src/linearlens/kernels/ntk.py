@@ -242,15 +242,7 @@ def _functional_factors(model, x, outputs, modules, covered) -> dict[str, DenseF
     wanted = {prefix[name] + pname: p.detach() for name, m in modules.items()
               for pname, p in _trainable(m).items()
               if id(p) not in covered and first_owner[id(p)] == name}
-    fixed = {name: p.detach() for name, p in model.named_parameters()}
-    buffers = dict(model.named_buffers())
-    index = torch.as_tensor(outputs, device=x.device)
-
-    def single(params, example):
-        out = functional_call(model, ({**fixed, **params}, buffers), (example.unsqueeze(0),))
-        return _flat_outputs(out)[0, index]
-
-    jacobians = vmap(jacrev(single), in_dims=(None, 0))(wanted, x)  # name -> (n, c, *shape)
+    jacobians = _jacobians(model, x, wanted, outputs)
     factors = {}
     for name in modules:
         own = [key for key in wanted if key.startswith(prefix[name]) and "." not in key[len(prefix[name]):]]
@@ -378,3 +370,36 @@ def ntk_diagonal(model: nn.Module, x: Tensor, *, output: str | int = "full",
             parts.setdefault(name, []).append(factor_diagonal(factor, trace).detach())
     diagonals = {name: torch.cat(blocks) for name, blocks in parts.items()}
     return diagonals if per_layer else sum(diagonals.values())
+
+
+# --- the reference route -----------------------------------------------------------------------
+
+def _jacobians(model: nn.Module, x: Tensor, wanted: dict[str, Tensor],
+               outputs: list[int] | None = None) -> dict[str, Tensor]:
+    """Per-example Jacobians (n, c, *shape) of the chosen outputs over the ``wanted`` parameters
+    (by name), the others held fixed: torch.func, vmap over jacrev."""
+    fixed = {name: p.detach() for name, p in model.named_parameters()}
+    buffers = dict(model.named_buffers())
+    index = None if outputs is None else torch.as_tensor(outputs, device=x.device)
+
+    def single(params, example):
+        out = _flat_outputs(functional_call(model, ({**fixed, **params}, buffers), (example.unsqueeze(0),)))[0]
+        return out if index is None else out[index]
+
+    return vmap(jacrev(single), in_dims=(None, 0))(wanted, x)
+
+
+def per_example_jacobian(model: nn.Module, x: Tensor, chunk_size: int = 256) -> Tensor:
+    """(n, c, P) Jacobian of the outputs over every trainable parameter. The plain route that
+    ``empirical_ntk`` replaces: the tests' reference and the benchmark's baseline."""
+    trainable = {name: p.detach() for name, p in model.named_parameters() if p.requires_grad}
+    blocks = [_jacobians(model, part, trainable) for _, part in _chunks(x, chunk_size)]
+    return torch.cat([torch.cat([j.flatten(2) for j in block.values()], dim=2) for block in blocks])
+
+
+def ntk_by_jacobian(model: nn.Module, x1: Tensor, x2: Tensor | None = None,
+                    chunk_size: int = 256) -> Tensor:
+    """J(x₁) J(x₂)ᵀ as (n₁, c, n₂, c) from the materialised Jacobians."""
+    j1 = per_example_jacobian(model, x1, chunk_size)
+    j2 = j1 if x2 is None else per_example_jacobian(model, x2, chunk_size)
+    return torch.einsum("iap,jbp->iajb", j1, j2)

@@ -1,9 +1,8 @@
-"""What a kernel extraction reports beside the Gram: its spectrum, effective rank, trace ratios
+"""What an NTK extraction reports beside the Gram: its spectrum, effective rank, trace ratios
 and alignment with the labels, for the whole network and for each layer."""
 
 from __future__ import annotations
 
-import numpy as np
 import torch
 
 from .alignment import effective_rank, eigenvalues, target_alignment, trace_ratios
@@ -32,14 +31,3 @@ def ntk_summary(gram: torch.Tensor, labels: torch.Tensor,
             name: target_alignment(layer.double(), labels).item() for name, layer in per_layer.items()}
     return summary
 
-
-def tree_kernel_summary(row_norms: np.ndarray, telescoped: np.ndarray, predicted: np.ndarray) -> dict:
-    """Per-tree kernel-row norms of a probe set and how exactly the telescoped sum reproduces
-    the ensemble's own predictions."""
-    return {
-        "n_probe": int(row_norms.shape[0]),
-        "n_trees": int(row_norms.shape[1]),
-        "mean_row_norm_per_tree": row_norms.mean(0).tolist(),
-        "mean_row_norm": float(row_norms.mean()),
-        "max_abs_telescoping_error": float(np.max(np.abs(telescoped - predicted))),
-    }
