@@ -35,6 +35,12 @@ CLAIMS = {paper: None for paper in PAPERS}  # results/<paper>/claims.json once t
 DATASETS = config["datasets"]
 INIT_MODELS = config.get("init_models", {})
 NTK_EXTRACTIONS = config.get("ntk_extractions", {})
+TREE_ENSEMBLES = config.get("tree_ensembles", {})
+TREE_KERNEL_EXTRACTIONS = config.get("tree_kernel_extractions", {})
+if set(NTK_EXTRACTIONS) & set(TREE_KERNEL_EXTRACTIONS):
+    raise ValueError("configuration: ntk_extractions and tree_kernel_extractions share the names "
+                     f"{sorted(set(NTK_EXTRACTIONS) & set(TREE_KERNEL_EXTRACTIONS))}; both write "
+                     "to results/kernels/<name>/")
 DOWNLOADED_SOURCES = [n for n, s in SOURCES.items() if s.files]
 OPENML_IDS = [str(s.openml_id) for s in SOURCES.values() if s.openml_id is not None]
 
@@ -48,6 +54,8 @@ wildcard_constraints:
     name=alternatives(DATASETS),
     model=alternatives(INIT_MODELS),
     extraction=alternatives(NTK_EXTRACTIONS),
+    ensemble=alternatives(TREE_ENSEMBLES),
+    tree_extraction=alternatives(TREE_KERNEL_EXTRACTIONS),
     source=alternatives(DOWNLOADED_SOURCES),
     dataset_id=alternatives(OPENML_IDS),
 
@@ -82,9 +90,11 @@ def paper_outputs(paper):
 
 
 def kernel_outputs():
-    """Every configured kernel extraction: Gram and summary."""
+    """Every configured kernel extraction: kernel and summary."""
     return [f"results/kernels/{name}/{file}" for name in NTK_EXTRACTIONS
-            for file in ("ntk.npz", "summary.json")]
+            for file in ("ntk.npz", "summary.json")] + \
+        [f"results/kernels/{name}/{file}" for name in TREE_KERNEL_EXTRACTIONS
+         for file in ("tree_kernel.npz", "summary.json")]
 
 
 def threads_for(kind):

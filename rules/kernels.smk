@@ -88,3 +88,47 @@ rule extract_ntk:
 rule kernels:
     input:
         kernel_outputs(),
+
+
+# --- tree kernels of boosted ensembles ----------------------------------------------------------
+
+
+rule fit_tree_ensemble:
+    input:
+        data=lambda w: prepared(TREE_ENSEMBLES[w.ensemble]["dataset"]),
+        code=lib_code("train"),
+    output:
+        "results/checkpoints/trees/{ensemble}.joblib",
+    params:
+        spec=lambda w: TREE_ENSEMBLES[w.ensemble],
+        device=config["device"],
+    log:
+        "results/logs/fit_tree_ensemble/{ensemble}.log",
+    benchmark:
+        "results/benchmarks/rules/fit_tree_ensemble/{ensemble}.tsv"
+    threads: threads_for("train")
+    conda:
+        "../envs/torch.yaml"
+    script:
+        "../src/scripts/fit_tree_ensemble.py"
+
+
+rule extract_tree_kernel:
+    input:
+        ensemble=lambda w: TREE_KERNEL_EXTRACTIONS[w.tree_extraction]["ensemble"],
+        probe=lambda w: prepared(TREE_KERNEL_EXTRACTIONS[w.tree_extraction]["probe"]["dataset"]),
+        code=lib_code("kernels", "train"),
+    output:
+        kernel="results/kernels/{tree_extraction}/tree_kernel.npz",
+        summary="results/kernels/{tree_extraction}/summary.json",
+    params:
+        settings=lambda w: TREE_KERNEL_EXTRACTIONS[w.tree_extraction],
+    log:
+        "results/logs/extract_tree_kernel/{tree_extraction}.log",
+    benchmark:
+        "results/benchmarks/rules/extract_tree_kernel/{tree_extraction}.tsv"
+    threads: 1
+    conda:
+        "../envs/torch.yaml"
+    script:
+        "../src/scripts/extract_tree_kernel.py"

@@ -194,3 +194,28 @@ def test_float32_agrees_with_float64():
     single = empirical_ntk(model.float(), x1.float(), x2.float())
     assert single.dtype == torch.float32
     assert relative_error(single.double(), exact) < 1e-5
+
+
+def test_symmetric_gram_from_upper_blocks_spans_several_tiles():
+    """More examples than one Gram tile: the blocks below the diagonal are mirrored, not
+    computed, and must still be exact, per layer and summed."""
+    from linearlens.kernels.ntk import GRAM_TILE
+    torch.manual_seed(0)
+    model = mlp(3, [5], 2, activation="tanh")
+    x = torch.randn(2 * GRAM_TILE + 7, 3)
+    expected = reference_ntk(model, x, x)
+    assert relative_error(empirical_ntk(model, x), expected) < TOLERANCE
+    assert relative_error(sum(empirical_ntk(model, x, per_layer=True).values()), expected) < TOLERANCE
+    trace = empirical_ntk(model, x, output="trace")
+    assert torch.equal(trace, trace.T)
+
+
+def test_automatic_chunk_size_follows_the_memory_budget():
+    from linearlens.kernels.ntk import auto_chunk_size
+    model, x1, x2 = make_case("zoo_small_cnn")
+    x = x1.repeat(50, 1, 1, 1)
+    roomy = auto_chunk_size(model, x, 10, 2**30)
+    tight = auto_chunk_size(model, x, 10, 2**20)
+    assert roomy == len(x) and 1 <= tight < roomy
+    assert auto_chunk_size(model, x, 10, 1) == 1
+    assert relative_error(empirical_ntk(model, x1, x2, memory_bytes=2**16), reference_ntk(model, x1, x2)) < TOLERANCE

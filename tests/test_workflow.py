@@ -96,6 +96,9 @@ def test_smoke_run_builds_everything_and_resumes(tmp_path):
     assert all(name in html for name in datasets)
     summary = json.loads((workdir / "results" / "kernels" / "mlp_tiny_init" / "summary.json").read_text())
     assert summary["shape"] == [12, 2, 12, 2] and 1 <= summary["effective_rank"] <= 24
+    for name, tolerance in (("gbt_tiny_test", 1e-10), ("xgb_tiny_test", 1e-5)):
+        trees = json.loads((workdir / "results" / "kernels" / name / "summary.json").read_text())
+        assert trees["n_trees"] == 5 and trees["telescoped_vs_predict_max_relative_error"] < tolerance
 
     again = snakemake(workdir, "--cores", "2", "--configfile", "config/smoke.yaml")
     assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr

@@ -7,13 +7,13 @@ from .alignment import (
 )
 from .ntk import empirical_ntk, layer_factors, ntk_by_jacobian, ntk_diagonal
 from .trees import (
-    TreeEnsembleLeaves, leaves_from_sklearn, leaves_from_xgboost, telescoped_predictions,
+    TreeEnsembleLeaves, leaves_from_sklearn, leaves_of, leaves_from_xgboost, telescoped_predictions,
     tree_contributions, tree_kernel, tree_kernel_row_norms,
 )
 
 __all__ = [
     "alignment", "centre", "effective_rank", "eigenvalues", "empirical_ntk", "kernel_regression",
     "layer_factors", "ntk_by_jacobian", "ntk_diagonal", "target_alignment", "target_gram", "trace_ratios",
-    "TreeEnsembleLeaves", "leaves_from_sklearn", "leaves_from_xgboost", "telescoped_predictions",
+    "TreeEnsembleLeaves", "leaves_from_sklearn", "leaves_of", "leaves_from_xgboost", "telescoped_predictions",
     "tree_contributions", "tree_kernel", "tree_kernel_row_norms",
 ]

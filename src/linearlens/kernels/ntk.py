@@ -308,62 +308,160 @@ def layer_groups(model: nn.Module, x: Tensor, outputs: list[int], n_examples: in
     return groups
 
 
+def auto_chunk_size(model: nn.Module, x: Tensor, n_outputs: int, memory_bytes: int) -> int:
+    """Examples per forward/backward pass so that the pass fits in ``memory_bytes``.
+
+    An estimate: per example, the activations of every module are held once for the forward
+    pass and once per output for the batched backward pass, and the layer factors (inputs,
+    unfolded patches, output gradients) are of the same order; a factor 2 covers the latter.
+    """
+    sizes = []
+
+    def record(module, args, output):
+        if isinstance(output, Tensor):
+            sizes.append(output.nbytes)
+
+    handles = [m.register_forward_hook(record) for m in model.modules() if not list(m.children())]
+    try:
+        with torch.no_grad():
+            model(x[:1])
+    finally:
+        for handle in handles:
+            handle.remove()
+    per_example = 2 * (n_outputs + 1) * max(sum(sizes), x[:1].nbytes)
+    return int(max(1, min(len(x), memory_bytes // per_example)))
+
+
+def _factor_slice(factor, span: slice):
+    if isinstance(factor, OuterFactor):
+        return OuterFactor(factor.output_grads[span], factor.inputs[span])
+    return DenseFactor(factor.grads[span])
+
+
+def _merged(factors: dict[str, OuterFactor | DenseFactor]) -> dict[str, OuterFactor | DenseFactor]:
+    """The dense factors of a group side by side as one: one matrix product per block of the
+    Gram instead of one per layer (a layer's Gram is then no longer separable)."""
+    dense = [f.grads for f in factors.values() if isinstance(f, DenseFactor)]
+    merged = {name: f for name, f in factors.items() if isinstance(f, OuterFactor)}
+    if dense:
+        merged["(dense layers)"] = DenseFactor(dense[0] if len(dense) == 1 else torch.cat(dense, dim=2))
+    return merged
+
+
+def _group_factors(model, x, outputs, group, chunk_size, merge) -> dict[str, OuterFactor | DenseFactor]:
+    """Every example's factors for the layers in ``group``, computed chunk by chunk into tensors
+    allocated once (no second copy of the group's factors is ever held)."""
+    whole: dict[str, OuterFactor | DenseFactor] = {}
+    for span, part in _chunks(x, chunk_size):
+        factors = layer_factors(model, part, outputs, group)
+        factors = {name: _detached(f) for name, f in (_merged(factors) if merge else factors).items()}
+        if not whole:
+            whole = {name: _allocated_like(f, len(x)) for name, f in factors.items()}
+        for name, factor in factors.items():
+            _copy_into(whole[name], span, factor)
+    return whole
+
+
+def _detached(factor):
+    if isinstance(factor, OuterFactor):
+        return OuterFactor(factor.output_grads.detach(), factor.inputs.detach())
+    return DenseFactor(factor.grads.detach())
+
+
+def _allocated_like(factor, n: int):
+    def empty(t):
+        return t.new_empty(n, *t.shape[1:])
+    if isinstance(factor, OuterFactor):
+        return OuterFactor(empty(factor.output_grads), empty(factor.inputs))
+    return DenseFactor(empty(factor.grads))
+
+
+def _copy_into(whole, span: slice, part) -> None:
+    if isinstance(whole, OuterFactor):
+        whole.output_grads[span] = part.output_grads
+        whole.inputs[span] = part.inputs
+    else:
+        whole.grads[span] = part.grads
+
+
+def _tiles(n1: int, n2: int, size: int, symmetric: bool) -> list[tuple[slice, slice]]:
+    """Blocks of the Gram; for a Gram of x with itself only those on or above the diagonal."""
+    rows = [slice(i, min(i + size, n1)) for i in range(0, n1, size)]
+    cols = [slice(j, min(j + size, n2)) for j in range(0, n2, size)]
+    return [(r, c) for r, c in itertools.product(rows, cols) if not symmetric or c.start >= r.start]
+
+
+# Examples per side of one block of the Gram: small enough that a Gram of x with itself skips
+# most of its lower triangle, large enough that each block is an efficient matrix product.
+GRAM_TILE = 128
+
+
 def empirical_ntk(model: nn.Module, x1: Tensor, x2: Tensor | None = None, *,
-                  output: str | int = "full", per_layer: bool = False, chunk_size: int = 256,
+                  output: str | int = "full", per_layer: bool = False,
+                  chunk_size: int | None = None,
                   memory_bytes: int = FACTOR_MEMORY_BYTES) -> Tensor | dict[str, Tensor]:
     """The empirical NTK Gram between ``x1`` and ``x2`` (``x1`` with itself when omitted).
 
     output: "full" gives (n₁, c, n₂, c) blocks; an index a gives K_aa (n₁, n₂); "trace" gives
     Σ_a K_aa (n₁, n₂). per_layer: a dict from module name to that layer's Gram (they sum to K).
 
-    Memory: the layers are taken in groups whose factors for all examples fit in
-    ``memory_bytes``; each group costs one forward and backward pass over the examples, in
-    chunks of ``chunk_size``, and no factor is ever computed twice.
+    Memory, besides the Gram itself: the layers are taken in groups whose factors for all
+    examples fit in ``memory_bytes``; each group costs one forward and backward pass over the
+    examples, in chunks of ``chunk_size`` (by default as many as fit in ``memory_bytes``), and no
+    factor is ever computed twice. Only the blocks on or above the diagonal of a symmetric Gram
+    are computed.
     """
     _check_independent_examples(model)
     outputs, trace = _output_indices(model, x1, output)
     symmetric = x2 is None
     x2 = x1 if symmetric else x2
+    chunk_size = chunk_size or auto_chunk_size(model, x1, len(outputs), memory_bytes)
     n_examples = len(x1) + (0 if symmetric else len(x2))
+    gram_shape = (len(x1), len(x2)) if trace else (len(x1), len(outputs), len(x2), len(outputs))
     grams: dict[str, Tensor] = {}
     for group in layer_groups(model, x1, outputs, n_examples, memory_bytes):
-        rows = [(span, layer_factors(model, part, outputs, group)) for span, part in _chunks(x1, chunk_size)]
-        cols = rows if symmetric else [
-            (span, layer_factors(model, part, outputs, group)) for span, part in _chunks(x2, chunk_size)]
-        for (row_span, row_factors), (col_span, col_factors) in itertools.product(rows, cols):
-            if symmetric and col_span.start < row_span.start:
-                continue  # filled in from the transposed block
-            for name, factor in row_factors.items():
-                block = factor_gram(factor, col_factors[name], trace).detach()
-                if name not in grams:
-                    grams[name] = _empty_gram(len(x1), len(x2), len(outputs), trace, block)
-                _place(grams[name], row_span, col_span, block, trace,
-                       mirror=symmetric and col_span != row_span)
+        rows = _group_factors(model, x1, outputs, group, chunk_size, merge=not per_layer)
+        cols = rows if symmetric else _group_factors(model, x2, outputs, group, chunk_size,
+                                                     merge=not per_layer)
+        for name in rows:
+            key = name if per_layer else "all"
+            if key not in grams:
+                grams[key] = x1.new_zeros(gram_shape, dtype=_dtype_of(rows[name]))
+            for row_span, col_span in _tiles(len(x1), len(x2), GRAM_TILE, symmetric):
+                block = factor_gram(_factor_slice(rows[name], row_span),
+                                    _factor_slice(cols[name], col_span), trace)
+                if symmetric and col_span == row_span:  # exactly symmetric, as eigensolvers expect
+                    block = (block + _transposed(block, trace)) / 2
+                _add(grams[key], row_span, col_span, block, trace,
+                     mirror=symmetric and col_span != row_span)
         del rows, cols
-    return grams if per_layer else sum(grams.values())
+    return grams if per_layer else grams["all"]
 
 
-def _empty_gram(n1, n2, c, trace, like) -> Tensor:
-    shape = (n1, n2) if trace else (n1, c, n2, c)
-    return like.new_zeros(shape)
+def _dtype_of(factor) -> torch.dtype:
+    return factor.inputs.dtype if isinstance(factor, OuterFactor) else factor.grads.dtype
 
 
-def _place(gram, rows, cols, block, trace, mirror):
+def _transposed(block: Tensor, trace: bool) -> Tensor:
+    return block.T if trace else block.permute(2, 3, 0, 1)
+
+
+def _add(gram, rows, cols, block, trace, mirror):
     if trace:
-        gram[rows, cols] = block
-        if mirror:
-            gram[cols, rows] = block.T
+        gram[rows, cols] += block
     else:
-        gram[rows, :, cols, :] = block
-        if mirror:
-            gram[cols, :, rows, :] = block.permute(2, 3, 0, 1)
+        gram[rows, :, cols, :] += block
+    if mirror:
+        _add(gram, cols, rows, _transposed(block, trace), trace, mirror=False)
 
 
 def ntk_diagonal(model: nn.Module, x: Tensor, *, output: str | int = "full",
-                 per_layer: bool = False, chunk_size: int = 256) -> Tensor | dict[str, Tensor]:
+                 per_layer: bool = False, chunk_size: int | None = None,
+                 memory_bytes: int = FACTOR_MEMORY_BYTES) -> Tensor | dict[str, Tensor]:
     """K(x, x) for each example alone: (n, c, c) for "full", (n,) for an index or "trace"."""
     _check_independent_examples(model)
     outputs, trace = _output_indices(model, x, output)
+    chunk_size = chunk_size or auto_chunk_size(model, x, len(outputs), memory_bytes)
     parts: dict[str, list[Tensor]] = {}
     for _, x_chunk in _chunks(x, chunk_size):
         for name, factor in layer_factors(model, x_chunk, outputs).items():

@@ -129,6 +129,13 @@ def leaves_from_xgboost(model, x_train) -> TreeEnsembleLeaves:
                          library="xgboost")
 
 
+def leaves_of(model, x_train) -> TreeEnsembleLeaves:
+    """The leaves of a fitted scikit-learn or XGBoost booster, whichever ``model`` is."""
+    if type(model).__module__.startswith("sklearn"):
+        return leaves_from_sklearn(model, x_train)
+    return leaves_from_xgboost(model, x_train)
+
+
 def tree_kernel(leaves: TreeEnsembleLeaves, x_leaf_ids: np.ndarray, t: int) -> sparse.csr_array:
     """The kernel rows of tree ``t`` as a sparse (n_x, n_train) array with entries
     ``K_t(x, x_i) = 1{same leaf} / (n_leaf + lambda)``.
