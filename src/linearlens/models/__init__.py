@@ -1,4 +1,4 @@
-"""The model zoo: MLPs, small CNNs and the CIFAR ResNet-20; every model is a plain nn.Module.
+"""The model zoo: MLPs, small CNNs, the CIFAR ResNet-20 and the KBGP24 polynomial network; every model is a plain nn.Module.
 
 A model is described by a spec, ``{"name": <zoo name>, **constructor arguments}``, which a
 checkpoint stores beside the weights, so any checkpoint the pipeline writes can be rebuilt.
@@ -14,9 +14,10 @@ from torch import nn
 from ..train import load_checkpoint, save_checkpoint
 from .cnn import small_cnn
 from .mlp import mlp
+from .polynomial import polynomial_net
 from .resnet import resnet20
 
-ZOO = {"mlp": mlp, "small_cnn": small_cnn, "resnet20": resnet20}
+ZOO = {"mlp": mlp, "small_cnn": small_cnn, "resnet20": resnet20, "polynomial_net": polynomial_net}
 
 
 def build_model(spec: dict) -> nn.Module:
@@ -44,4 +45,5 @@ def load_model(path: str | Path, device: str | torch.device = "cpu") -> tuple[nn
     return model.eval(), state.get("metadata", {})
 
 
-__all__ = ["ZOO", "build_model", "load_model", "mlp", "resnet20", "save_model", "small_cnn"]
+__all__ = ["ZOO", "build_model", "load_model", "mlp", "polynomial_net", "resnet20", "save_model",
+           "small_cnn"]

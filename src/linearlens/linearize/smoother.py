@@ -1,0 +1,203 @@
+"""The trained network as a smoother of its training labels (Jeffares et al. 2024, Eqs. 7, 14–21;
+recipe B of the spec), and its effective parameters (Curth, Jeffares & van der Schaar 2023).
+
+Under the telescoping approximation every prediction is affine in the training labels y:
+f̃_t(x) = s_t(x)·y + c_t(x). Each step's parameter change is affine in y too, because the loss
+gradient uses the telescoped residuals f̃ − y, and every supported optimiser is affine in the
+gradient given its state. So we carry ∂θ/∂y (p × n) and the y-free part (p) through exactly the
+update the real optimiser makes (same learning rate, momentum flavour, weight-decay coupling, and
+Adam's real second moments, taken as given), and map each step to the outputs with the
+per-example gradients at θ_{t−1}:
+
+    s(x) += ∇f_{t−1}(x)ᵀ ∂Δθ_t/∂y,     c(x) += ∇f_{t−1}(x)ᵀ Δθ_t|_{y=0}.
+
+For plain SGD the parameter space can be skipped: s(x) −= (γκ/|B|) K_t(x, B)(s(B) − e_B), with
+the tangent-kernel block K_t from the layer-wise identity (``SGDKernelSmoother``).
+All accumulators are float64.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor, nn
+
+from ..kernels.ntk import empirical_ntk, per_example_jacobian
+from ..train.losses import LOSS_SCALES
+from ..train.optimisers import EMAMomentumSGD
+from .functional import flat_parameters, outputs_at, trainable
+
+
+def effective_parameters(rows: Tensor, n_train: int) -> float:
+    """p(I, s) = (n / |I|) Σ_{j∈I} ‖s(x_j)‖² for the smoother rows s(x_j) of the points I."""
+    return n_train * float(rows.pow(2).sum()) / rows.shape[0]
+
+
+@dataclass
+class Affine:
+    """A parameter-space quantity as a function of the labels: ``labels @ y + constant``."""
+
+    labels: Tensor    # (p, n)
+    constant: Tensor  # (p,)
+
+    def __add__(self, other: Affine) -> Affine:
+        return Affine(self.labels + other.labels, self.constant + other.constant)
+
+    def __sub__(self, other: Affine) -> Affine:
+        return Affine(self.labels - other.labels, self.constant - other.constant)
+
+    def __mul__(self, factor) -> Affine:
+        """A scalar, or a p-vector acting as a diagonal (per-parameter) factor."""
+        if isinstance(factor, Tensor) and factor.dim() == 1:
+            return Affine(self.labels * factor[:, None], self.constant * factor)
+        return Affine(self.labels * factor, self.constant * factor)
+
+    __rmul__ = __mul__
+
+
+class Smoother:
+    """Rows s(x) and constants c(x) for the training points followed by the evaluation points."""
+
+    def __init__(self, model: nn.Module, x_train: Tensor, x_eval: Tensor, loss: str):
+        if loss not in LOSS_SCALES:
+            raise ValueError(f"loss must be one of {sorted(LOSS_SCALES)}, got {loss!r}")
+        self.model, self.loss_scale = model, LOSS_SCALES[loss]
+        self.n_train = len(x_train)
+        self.x_all = torch.cat([x_train, x_eval])
+        with torch.no_grad():
+            self.constants = outputs_at(model, dict(trainable(model)), self.x_all).double()
+        self.rows = self.constants.new_zeros(len(self.x_all), self.n_train)
+
+    @property
+    def train_rows(self) -> Tensor:
+        return self.rows[:self.n_train]
+
+    @property
+    def eval_rows(self) -> Tensor:
+        return self.rows[self.n_train:]
+
+    def predictions(self, y_train: Tensor) -> tuple[Tensor, Tensor]:
+        """f̃ = S y + c on the training and on the evaluation points."""
+        f = self.rows @ y_train.double() + self.constants
+        return f[:self.n_train], f[self.n_train:]
+
+    def effective_parameters(self) -> tuple[float, float]:
+        """(p^train, p^test)."""
+        return (effective_parameters(self.train_rows, self.n_train),
+                effective_parameters(self.eval_rows, self.n_train))
+
+    def _residual(self, batch: Tensor) -> tuple[Tensor, Tensor]:
+        """f̃(x_B) − y_B as (∂/∂y: (|B|, n), constant: (|B|,))."""
+        labels = self.rows[batch].clone()
+        labels[torch.arange(len(batch)), batch] -= 1.0
+        return labels, self.constants[batch]
+
+
+class LabelJacobianSmoother(Smoother):
+    """Any supported optimiser: torch SGD (heavy-ball, dampening, Nesterov, coupled decay),
+    ``EMAMomentumSGD`` (bias-corrected EMA momentum), Adam and AdamW.
+    Call ``before_step(batch)`` before and ``after_step()`` after every ``optimizer.step()``."""
+
+    def __init__(self, model, optimizer: torch.optim.Optimizer, x_train, x_eval, loss: str):
+        super().__init__(model, x_train, x_eval, loss)
+        self.optimizer = _single_group(optimizer, model)
+        theta = flat_parameters(model).double()
+        self.theta = Affine(theta.new_zeros(len(theta), self.n_train), theta)
+        self.momentum: Affine | None = None
+        self.steps = 0
+        self._gradients = self._signal = None
+
+    def before_step(self, batch: Tensor) -> None:
+        grads = per_example_jacobian(self.model, self.x_all)[:, 0, :].double()  # (n + m, p) at θ_{t−1}
+        labels, constant = self._residual(batch)
+        scale = self.loss_scale / len(batch)
+        batch_grads = grads[batch]
+        self._gradients = grads
+        self._signal = Affine(scale * batch_grads.T @ labels, scale * batch_grads.T @ constant)
+
+    def after_step(self) -> None:
+        self.steps += 1
+        change = self._update(self._signal)
+        self.theta = self.theta + change
+        self.rows += self._gradients @ change.labels
+        self.constants += self._gradients @ change.constant
+        self._gradients = self._signal = None
+
+    def _update(self, gradient: Affine) -> Affine:
+        group = self.optimizer.param_groups[0]
+        if isinstance(self.optimizer, (torch.optim.Adam, torch.optim.AdamW)):
+            return self._adam(group, gradient)
+        if isinstance(self.optimizer, EMAMomentumSGD):
+            gradient = gradient + group["weight_decay"] * self.theta
+            beta = group["momentum"]
+            previous = self.momentum if self.momentum is not None else 0 * gradient
+            self.momentum = beta * previous + (1 - beta) * gradient
+            return (-group["lr"] / (1 - beta ** self.steps)) * self.momentum
+        return self._sgd(group, gradient)
+
+    def _sgd(self, group: dict, gradient: Affine) -> Affine:
+        direction = gradient + group["weight_decay"] * self.theta
+        mu = group["momentum"]
+        if mu:
+            self.momentum = direction if self.momentum is None else \
+                mu * self.momentum + (1 - group["dampening"]) * direction
+            direction = direction + mu * self.momentum if group["nesterov"] else self.momentum
+        return -group["lr"] * direction
+
+    def _adam(self, group: dict, gradient: Affine) -> Affine:
+        beta1, beta2 = group["betas"]
+        lr, decay = group["lr"], group["weight_decay"]
+        decoupled = isinstance(self.optimizer, torch.optim.AdamW) or group.get("decoupled_weight_decay", False)
+        if not decoupled:
+            gradient = gradient + decay * self.theta
+        previous = self.momentum if self.momentum is not None else 0 * gradient
+        self.momentum = beta1 * previous + (1 - beta1) * gradient
+        # φ_t from the real optimiser state after this step (it depends on y: taken as given).
+        states = [self.optimizer.state[p] for p in trainable(self.model).values()]
+        second = torch.cat([s["exp_avg_sq"].reshape(-1) for s in states]).double()
+        step = float(states[0]["step"])
+        denominator = second.sqrt() / (1 - beta2 ** step) ** 0.5 + group["eps"]
+        change = (-lr / (1 - beta1 ** step)) * (self.momentum * (1 / denominator))
+        return change + (-lr * decay) * self.theta if decoupled else change
+
+
+class SGDKernelSmoother(Smoother):
+    """Plain SGD (no momentum, no weight decay): the smoother from tangent-kernel blocks alone,
+    (n + m)·|B|·(p + n) per step instead of (n + m)·p·n."""
+
+    def __init__(self, model, optimizer: torch.optim.Optimizer, x_train, x_eval, loss: str):
+        super().__init__(model, x_train, x_eval, loss)
+        self.optimizer = _single_group(optimizer, model)
+        group = self.optimizer.param_groups[0]
+        if type(self.optimizer) is not torch.optim.SGD or group["momentum"] or group["weight_decay"]:
+            raise ValueError("SGDKernelSmoother mirrors plain SGD only (no momentum, no weight "
+                             "decay); use LabelJacobianSmoother")
+        self.x_train = x_train
+        self._kernel = self._batch = None
+
+    def before_step(self, batch: Tensor) -> None:
+        self._kernel = empirical_ntk(self.model, self.x_all, self.x_train[batch], output=0).double()
+        self._batch = batch
+
+    def after_step(self) -> None:
+        labels, constant = self._residual(self._batch)
+        factor = self.optimizer.param_groups[0]["lr"] * self.loss_scale / len(self._batch)
+        self.rows -= factor * (self._kernel @ labels)
+        self.constants -= factor * (self._kernel @ constant)
+        self._kernel = self._batch = None
+
+
+def _single_group(optimizer: torch.optim.Optimizer, model: nn.Module) -> torch.optim.Optimizer:
+    """The smoother mirrors one parameter group holding the model's trainable parameters in
+    order (its flat parameter vector)."""
+    params = list(trainable(model).values())
+    groups = optimizer.param_groups
+    optimised = [p for p in groups[0]["params"] if p.requires_grad]
+    if len(groups) != 1 or len(optimised) != len(params) or \
+            any(a is not b for a, b in zip(optimised, params)):
+        raise ValueError("the smoother needs one optimiser parameter group with the model's "
+                         "trainable parameters in model.named_parameters() order")
+    if groups[0].get("amsgrad") or groups[0].get("maximize"):
+        raise ValueError("amsgrad and maximize are not mirrored by the smoother")
+    return optimizer

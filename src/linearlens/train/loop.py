@@ -1,0 +1,51 @@
+"""The training loop the papers' experiments share: seeded mini-batches (epochs without
+replacement; the whole set when the batch is at least as large), a squared loss of known scale,
+and trackers that see every step (the telescoping accumulator, the smoother)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+
+import torch
+from torch import Tensor, nn
+
+from .losses import squared_loss
+
+
+def batches(n: int, batch_size: int, generator: torch.Generator) -> Iterator[Tensor]:
+    """Index batches forever: full batch, or a fresh permutation each epoch (last batch may be
+    smaller)."""
+    if batch_size >= n:
+        while True:
+            yield torch.arange(n)
+    while True:
+        order = torch.randperm(n, generator=generator)
+        yield from torch.split(order, batch_size)
+
+
+def train_steps(model: nn.Module, optimizer: torch.optim.Optimizer, x: Tensor, y: Tensor, *,
+                loss: str, steps: int, batch_size: int, seed: int,
+                scheduler: torch.optim.lr_scheduler.LRScheduler | None = None,
+                trackers: Sequence = (), after_step: Callable[[int, Tensor], bool | None] | None = None) -> int:
+    """Train for ``steps`` optimiser steps; returns the number of steps taken.
+
+    Each tracker's ``before_step(batch)`` runs before the step and ``after_step()`` after it,
+    before the scheduler moves the learning rate. ``after_step(t, batch)`` runs last and may
+    return True to stop early.
+    """
+    generator = torch.Generator().manual_seed(seed)
+    batch_stream = batches(len(x), batch_size, generator)
+    for t in range(1, steps + 1):
+        batch = next(batch_stream)
+        for tracker in trackers:
+            tracker.before_step(batch)
+        optimizer.zero_grad(set_to_none=True)
+        squared_loss(model(x[batch]), y[batch], loss).backward()
+        optimizer.step()
+        for tracker in trackers:
+            tracker.after_step()
+        if scheduler is not None:
+            scheduler.step()
+        if after_step is not None and after_step(t, batch):
+            return t
+    return steps
