@@ -18,6 +18,7 @@ report: "rules/report/workflow.rst"
 include: "rules/common.smk"
 include: "rules/datasets.smk"
 include: "rules/kernels.smk"
+include: "rules/telescoping.smk"
 include: "rules/report.smk"
 
 

@@ -1,6 +1,7 @@
 # Shared set-up: configuration checks, the library on the import path, wildcard constraints,
 # and the helpers every rule file uses.
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -47,7 +48,7 @@ OPENML_IDS = [str(s.openml_id) for s in SOURCES.values() if s.openml_id is not N
 
 def alternatives(names):
     """A wildcard constraint that matches exactly these names (none: matches nothing)."""
-    return "|".join(sorted(names)) or "(?!)"
+    return "|".join(re.escape(str(name)) for name in sorted(names)) or "(?!)"
 
 
 wildcard_constraints:
@@ -112,3 +113,27 @@ def report_figures():
 
 def report_claims():
     return [claims for claims in CLAIMS.values() if claims]
+
+
+# --- telescoping lens ---------------------------------------------------------------------------
+
+from linearlens.experiments.telescoping import settings_grid
+
+TELESCOPING = config.get("telescoping", {})
+APPROXIMATION = TELESCOPING.get("approximation")
+APPROXIMATION_RUNS = settings_grid(APPROXIMATION) if APPROXIMATION else {}
+
+
+def approximation_runs():
+    """One record file per (setting, learning rate, seed) of Figs 2, 7, 8."""
+    return [f"results/telescoping/runs/approximation/{setting}/lr{lr}/seed{seed}.csv"
+            for setting, lr in APPROXIMATION_RUNS for seed in APPROXIMATION["seeds"]]
+
+
+def telescoping_figure(name):
+    return f"results/telescoping/figures/{name}.png"
+
+
+if APPROXIMATION:
+    FIGURES["telescoping"] += [telescoping_figure(f) for f in ("fig_2", "fig_7", "fig_8")]
+    CLAIMS["telescoping"] = "results/telescoping/claims.json"

@@ -219,3 +219,13 @@ def test_automatic_chunk_size_follows_the_memory_budget():
     assert roomy == len(x) and 1 <= tight < roomy
     assert auto_chunk_size(model, x, 10, 1) == 1
     assert relative_error(empirical_ntk(model, x1, x2, memory_bytes=2**16), reference_ntk(model, x1, x2)) < TOLERANCE
+
+
+@pytest.mark.parametrize("name", ["cnn_batchnorm", "zoo_mlp", "custom_parameter"])
+def test_block_against_a_subset_is_those_columns_of_the_gram(name):
+    from linearlens.kernels import ntk_block
+    model, x1, _ = make_case(name)
+    columns = torch.tensor([2, 0, 2])
+    full = reference_ntk(model, x1, x1)
+    assert relative_error(ntk_block(model, x1, columns), full[:, :, columns, :]) < TOLERANCE
+    assert relative_error(ntk_block(model, x1, columns, output=0), full[:, 0, columns, 0]) < TOLERANCE

@@ -5,7 +5,7 @@ from .alignment import (
     alignment, centre, effective_rank, eigenvalues, kernel_regression, target_alignment,
     target_gram, trace_ratios,
 )
-from .ntk import empirical_ntk, layer_factors, ntk_by_jacobian, ntk_diagonal
+from .ntk import empirical_ntk, layer_factors, ntk_block, ntk_by_jacobian, ntk_diagonal
 from .trees import (
     TreeEnsembleLeaves, leaves_from_sklearn, leaves_of, leaves_from_xgboost, telescoped_predictions,
     tree_contributions, tree_kernel, tree_kernel_row_norms,
@@ -13,7 +13,7 @@ from .trees import (
 
 __all__ = [
     "alignment", "centre", "effective_rank", "eigenvalues", "empirical_ntk", "kernel_regression",
-    "layer_factors", "ntk_by_jacobian", "ntk_diagonal", "target_alignment", "target_gram", "trace_ratios",
+    "layer_factors", "ntk_block", "ntk_by_jacobian", "ntk_diagonal", "target_alignment", "target_gram", "trace_ratios",
     "TreeEnsembleLeaves", "leaves_from_sklearn", "leaves_of", "leaves_from_xgboost", "telescoped_predictions",
     "tree_contributions", "tree_kernel", "tree_kernel_row_norms",
 ]

@@ -455,6 +455,17 @@ def _add(gram, rows, cols, block, trace, mirror):
         _add(gram, cols, rows, _transposed(block, trace), trace, mirror=False)
 
 
+def ntk_block(model: nn.Module, x: Tensor, columns: Tensor, *, output: str | int = "full") -> Tensor:
+    """K(x, x[columns]): the Gram between a set and a subset of it (the per-step kernel block of
+    a training batch against all tracked points), from one forward and backward pass over ``x``.
+    Unchunked: for the small networks whose training is tracked step by step."""
+    _check_independent_examples(model)
+    outputs, trace = _output_indices(model, x, output)
+    blocks = [factor_gram(f, _factor_slice(f, columns), trace)
+              for f in layer_factors(model, x, outputs).values()]
+    return sum(blocks).detach()
+
+
 def ntk_diagonal(model: nn.Module, x: Tensor, *, output: str | int = "full",
                  per_layer: bool = False, chunk_size: int | None = None,
                  memory_bytes: int = FACTOR_MEMORY_BYTES) -> Tensor | dict[str, Tensor]:

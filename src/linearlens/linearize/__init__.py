@@ -2,8 +2,10 @@
 linearised at initialisation (``telescoping``), the label smoother and effective parameters
 (``smoother``), on a flat-parameter functional view of the network (``functional``)."""
 
-from .smoother import Affine, LabelJacobianSmoother, SGDKernelSmoother, Smoother, effective_parameters
+from .smoother import (
+    Affine, LabelJacobianSmoother, SGDKernelSmoother, Smoother, effective_parameters, smoother_for,
+)
 from .telescoping import TelescopingTracker
 
 __all__ = ["Affine", "LabelJacobianSmoother", "SGDKernelSmoother", "Smoother", "TelescopingTracker",
-           "effective_parameters"]
+           "effective_parameters", "smoother_for"]

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from ..kernels.ntk import empirical_ntk, per_example_jacobian
+from ..kernels.ntk import ntk_block, per_example_jacobian
 from ..train.losses import LOSS_SCALES
 from ..train.optimisers import EMAMomentumSGD
 from .functional import flat_parameters, outputs_at, trainable
@@ -173,11 +173,10 @@ class SGDKernelSmoother(Smoother):
         if type(self.optimizer) is not torch.optim.SGD or group["momentum"] or group["weight_decay"]:
             raise ValueError("SGDKernelSmoother mirrors plain SGD only (no momentum, no weight "
                              "decay); use LabelJacobianSmoother")
-        self.x_train = x_train
         self._kernel = self._batch = None
 
     def before_step(self, batch: Tensor) -> None:
-        self._kernel = empirical_ntk(self.model, self.x_all, self.x_train[batch], output=0).double()
+        self._kernel = ntk_block(self.model, self.x_all, batch, output=0).double()  # batch ⊂ train rows
         self._batch = batch
 
     def after_step(self) -> None:
@@ -201,3 +200,13 @@ def _single_group(optimizer: torch.optim.Optimizer, model: nn.Module) -> torch.o
     if groups[0].get("amsgrad") or groups[0].get("maximize"):
         raise ValueError("amsgrad and maximize are not mirrored by the smoother")
     return optimizer
+
+
+def smoother_for(model: nn.Module, optimizer: torch.optim.Optimizer, x_train: Tensor, x_eval: Tensor,
+                 loss: str) -> Smoother:
+    """The cheapest exact smoother for this optimiser: tangent-kernel blocks for plain SGD, the
+    label Jacobian otherwise."""
+    group = optimizer.param_groups[0]
+    if type(optimizer) is torch.optim.SGD and not group["momentum"] and not group["weight_decay"]:
+        return SGDKernelSmoother(model, optimizer, x_train, x_eval, loss)
+    return LabelJacobianSmoother(model, optimizer, x_train, x_eval, loss)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 
+import numpy as np
 import torch
 from torch import Tensor, nn
 
@@ -49,3 +50,10 @@ def train_steps(model: nn.Module, optimizer: torch.optim.Optimizer, x: Tensor, y
         if after_step is not None and after_step(t, batch):
             return t
     return steps
+
+
+def log_schedule(steps: int, points: int, dense: int = 30) -> list[int]:
+    """Steps to record: every step below ``dense``, then about ``points`` log-spaced steps up to
+    and including ``steps`` (curves are read on a log step axis)."""
+    spaced = np.unique(np.round(np.geomspace(1, steps, points)).astype(int))
+    return sorted({0, *range(min(dense, steps + 1)), *spaced.tolist(), steps})

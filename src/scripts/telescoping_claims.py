@@ -1,0 +1,18 @@
+"""Rule telescoping_claims: the paper's claims checked on this scale's runs."""
+
+import pandas as pd
+
+from linearlens.claims import write_claims
+from linearlens.claims.telescoping import approximation_checks
+from linearlens.workflow import logged_job
+
+with logged_job(snakemake) as log:  # noqa: F821 (snakemake is injected by the script directive)
+    experiments = snakemake.params.experiments  # noqa: F821
+    checks = []
+    if "approximation" in experiments:
+        runs = pd.concat([pd.read_csv(path) for path in snakemake.input.approximation])  # noqa: F821
+        checks += approximation_checks(runs, experiments["approximation"]["settings"])
+    write_claims(snakemake.output[0], "telescoping", snakemake.params.scale, checks)  # noqa: F821
+    failed = [c for c in checks if c.passed is False]
+    log.info("%d checks, %d failed: %s", len(checks), len(failed),
+             "; ".join(f"{c.claim_id} {c.statement} (measured {c.measured})" for c in failed))
