@@ -229,3 +229,12 @@ def test_block_against_a_subset_is_those_columns_of_the_gram(name):
     full = reference_ntk(model, x1, x1)
     assert relative_error(ntk_block(model, x1, columns), full[:, :, columns, :]) < TOLERANCE
     assert relative_error(ntk_block(model, x1, columns, output=0), full[:, 0, columns, 0]) < TOLERANCE
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_jacobian_from_factors_is_the_per_example_jacobian(name):
+    from linearlens.kernels.ntk import jacobian_from_factors, per_example_jacobian
+    model, x1, _ = make_case(name)
+    expected = per_example_jacobian(model, x1)
+    assert relative_error(jacobian_from_factors(model, x1), expected) < TOLERANCE
+    assert relative_error(jacobian_from_factors(model, x1, output=0), expected[:, :1]) < TOLERANCE

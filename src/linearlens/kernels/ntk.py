@@ -498,6 +498,28 @@ def _jacobians(model: nn.Module, x: Tensor, wanted: dict[str, Tensor],
     return vmap(jacrev(single), in_dims=(None, 0))(wanted, x)
 
 
+def jacobian_from_factors(model: nn.Module, x: Tensor, output: str | int = "full") -> Tensor:
+    """(n, c, P) per-example Jacobian over every trainable parameter, in
+    ``model.named_parameters()`` order, assembled from the layer factors (one forward and one
+    backward pass; no vmap). For the small networks whose training is tracked step by step."""
+    _check_independent_examples(model)
+    outputs, _ = _output_indices(model, x, "full" if output in ("full", "trace") else output)
+    factors = layer_factors(model, x, outputs)
+    modules = dict(model.named_modules())
+    parts = [_dense_grads(modules[name], factors[name]) for name in modules if name in factors]
+    return torch.cat(parts, dim=2).detach()
+
+
+def _dense_grads(module: nn.Module, factor) -> Tensor:
+    if isinstance(factor, DenseFactor):
+        return factor.grads
+    outer = torch.einsum("nco,ni->ncoi", factor.output_grads, factor.inputs)
+    params = _trainable(module)
+    if "weight" in params and "bias" in params:
+        return torch.cat([outer[..., :-1].flatten(2), outer[..., -1]], dim=2)
+    return outer.flatten(2) if "weight" in params else outer[..., 0]
+
+
 def per_example_jacobian(model: nn.Module, x: Tensor, chunk_size: int = 256) -> Tensor:
     """(n, c, P) Jacobian of the outputs over every trainable parameter. The plain route that
     ``empirical_ntk`` replaces: the tests' reference and the benchmark's baseline."""

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from ..kernels.ntk import ntk_block, per_example_jacobian
+from ..kernels.ntk import jacobian_from_factors, ntk_block
 from ..train.losses import LOSS_SCALES
 from ..train.optimisers import EMAMomentumSGD
 from .functional import flat_parameters, outputs_at, trainable
@@ -109,7 +109,7 @@ class LabelJacobianSmoother(Smoother):
         self._gradients = self._signal = None
 
     def before_step(self, batch: Tensor) -> None:
-        grads = per_example_jacobian(self.model, self.x_all)[:, 0, :].double()  # (n + m, p) at θ_{t−1}
+        grads = jacobian_from_factors(self.model, self.x_all, output=0)[:, 0, :].double()  # (n + m, p) at θ_{t−1}
         labels, constant = self._residual(batch)
         scale = self.loss_scale / len(batch)
         batch_grads = grads[batch]
