@@ -117,7 +117,7 @@ def report_claims():
 
 # --- telescoping lens ---------------------------------------------------------------------------
 
-from linearlens.experiments.telescoping import settings_grid
+from linearlens.experiments.telescoping import family_runs, settings_grid
 
 TELESCOPING = config.get("telescoping", {})
 APPROXIMATION = TELESCOPING.get("approximation")
@@ -130,10 +130,28 @@ def approximation_runs():
             for setting, lr in APPROXIMATION_RUNS for seed in APPROXIMATION["seeds"]]
 
 
+GROKKING = TELESCOPING.get("grokking", {})
+GROKKING_RUNS = {family: family_runs(spec) for family, spec in GROKKING.items()}
+# Which families each grokking figure shows (a figure is built when all of them are configured).
+GROKKING_FIGURES = {"fig_4": ["polynomial", "large_init", "standard_init"], "fig_11": ["polynomial"],
+                    "fig_12": ["large_init"], "fig_13": ["standard_init"]}
+
+
+def grokking_runs(families=None):
+    """One record file per (family, setting, seed) of Figs 4, 11, 12, 13."""
+    return [f"results/telescoping/runs/{family}/{setting}/seed{seed}.csv"
+            for family in (families or GROKKING_RUNS) for setting in GROKKING_RUNS[family]
+            for seed in GROKKING[family]["seeds"]]
+
+
 def telescoping_figure(name):
     return f"results/telescoping/figures/{name}.png"
 
 
+FIGURES["telescoping"].append(telescoping_figure("fig_1"))  # a drawing: built at every scale
 if APPROXIMATION:
     FIGURES["telescoping"] += [telescoping_figure(f) for f in ("fig_2", "fig_7", "fig_8")]
+FIGURES["telescoping"] += [telescoping_figure(f) for f, families in GROKKING_FIGURES.items()
+                           if all(family in GROKKING for family in families)]
+if APPROXIMATION or GROKKING:
     CLAIMS["telescoping"] = "results/telescoping/claims.json"

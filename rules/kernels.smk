@@ -37,9 +37,26 @@ rule plot_kernel_benchmark:
         "../src/scripts/plot_kernel_benchmark.py"
 
 
+rule benchmark_telescoping:
+    input:
+        code=lib_code("linearize", "benchmarks", "models", "train", "kernels"),
+    output:
+        "results/benchmarks/telescoping.csv",
+    params:
+        settings=config["benchmarks"].get("telescoping", {"cases": {}, "methods": [], "timeout_s": 1}),
+    log:
+        "results/logs/benchmark_telescoping.log",
+    threads: threads_for("benchmark")
+    conda:
+        "../envs/torch.yaml"
+    script:
+        "../src/scripts/benchmark_telescoping.py"
+
+
 rule benchmarks:
     input:
         rules.plot_kernel_benchmark.output,
+        rules.benchmark_telescoping.output,
 
 
 # --- kernel extraction: the NTK of any checkpoint on a probe set -------------------------------

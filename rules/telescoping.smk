@@ -2,6 +2,20 @@
 # claims from runs. Experiments present in the config are built; the others are skipped.
 
 
+rule plot_telescoping_schematic:
+    input:
+        code=lib_code("figures"),
+    output:
+        telescoping_figure("fig_1"),
+    log:
+        "results/logs/telescoping/plot_schematic.log",
+    threads: 1
+    conda:
+        "../envs/report.yaml"
+    script:
+        "../src/scripts/plot_telescoping_schematic.py"
+
+
 rule telescoping_approximation_run:
     input:
         data=lambda w: prepared(APPROXIMATION["dataset"]),
@@ -47,9 +61,55 @@ rule plot_telescoping_approximation:
         "../src/scripts/plot_telescoping_approximation.py"
 
 
+rule telescoping_smoother_run:
+    input:
+        data=lambda w: prepared(GROKKING[w.family]["dataset"]),
+        code=lib_code("experiments/telescoping", "linearize", "models", "train", "kernels"),
+    output:
+        "results/telescoping/runs/{family}/{setting}/seed{seed}.csv",
+    params:
+        run=lambda w: GROKKING_RUNS[w.family][w.setting],
+    log:
+        "results/logs/telescoping/{family}/{setting}/seed{seed}.log",
+    benchmark:
+        "results/benchmarks/rules/telescoping/{family}/{setting}/seed{seed}.tsv"
+    wildcard_constraints:
+        family=alternatives(GROKKING_RUNS),
+        setting=alternatives({s for runs in GROKKING_RUNS.values() for s in runs}),
+        seed=r"\d+",
+    threads: threads_for("train")
+    resources:
+        gpu=gpu_request(),
+    conda:
+        "../envs/torch.yaml"
+    script:
+        "../src/scripts/telescoping_smoother_run.py"
+
+
+rule plot_telescoping_grokking:
+    input:
+        runs=lambda w: grokking_runs(GROKKING_FIGURES[w.figure]),
+        provenance=lambda w: [f"results/data/{GROKKING[f]['dataset']}.json" for f in GROKKING_FIGURES[w.figure]],
+        code=lib_code("figures"),
+    output:
+        "results/telescoping/figures/{figure}.png",
+    params:
+        grokking=GROKKING,
+    log:
+        "results/logs/telescoping/plot_{figure}.log",
+    wildcard_constraints:
+        figure=alternatives(GROKKING_FIGURES),
+    threads: 1
+    conda:
+        "../envs/report.yaml"
+    script:
+        "../src/scripts/plot_telescoping_grokking.py"
+
+
 rule telescoping_claims:
     input:
         approximation=approximation_runs(),
+        grokking=grokking_runs(),
         code=lib_code("claims"),
     output:
         "results/telescoping/claims.json",

@@ -70,3 +70,34 @@ def test_approximation_claim_passes_and_fails_on_the_measured_ratio():
     assert good["A2"].passed and good["A3"].passed and good["A4"].passed
     bad = {c.claim_id: c for c in approximation_checks(_runs(0.05, 0.1), settings)}
     assert bad["A1"].passed is False and bad["A1"].measured == 2.0
+
+
+def _curve(fit_at, plateau_at, steps=(0, 1, 10, 100, 1000, 10000)):
+    rows = []
+    for step in steps:
+        rows.append({"step": step, "seed": 0, "train_error": 0.0 if step >= fit_at else 0.3,
+                     "test_error": 0.05 if step >= plateau_at else 0.3, "train_mse": 1.0, "test_mse": 1.0,
+                     "p_train": 50.0, "p_test": 40.0 if step >= plateau_at else 60.0,
+                     "smoother_gap": 1e-4, "output_scale": 2.0})
+    return pd.DataFrame(rows)
+
+
+def test_grokking_delay_is_measured_from_fit_to_plateau():
+    from linearlens.claims.telescoping import fit_step, plateau_step
+    curve = _curve(fit_at=100, plateau_at=10000)
+    assert fit_step(curve) == 100 and plateau_step(curve) == 10000
+    assert fit_step(_curve(fit_at=10**9, plateau_at=10)) == float("inf")
+
+
+def test_grokking_claims_pass_and_fail_on_the_measured_delays():
+    from linearlens.claims.telescoping import grokking_checks
+    config = {"large_init": {"main": "alpha6", "settings": {"alpha6": {"model": {"init_scale": 6}}}},
+              "standard_init": {"settings": {"alpha1": {}}}}
+    grokked = {"large_init": {"alpha6": _curve(100, 10000)}, "standard_init": {"alpha1": _curve(10, 10)}}
+    checks = {c.claim_id: c for c in grokking_checks(grokked, config)}
+    assert checks["G1"].passed and checks["G1"].measured == 100.0
+    assert checks["G2"].passed and checks["G4"].passed and checks["S1"].passed
+    lazy = {"large_init": {"alpha6": _curve(100, 100)}, "standard_init": {"alpha1": _curve(10, 1000)}}
+    checks = {c.claim_id: c for c in grokking_checks(lazy, config)}
+    assert checks["G1"].passed is False and checks["G1"].measured == 1.0
+    assert checks["G2"].passed is False and checks["G2"].measured == 100.0

@@ -96,11 +96,11 @@ def test_smoke_run_builds_everything_and_resumes(tmp_path):
     assert all(name in html for name in datasets)
     summary = json.loads((workdir / "results" / "kernels" / "mlp_tiny_init" / "summary.json").read_text())
     assert summary["shape"] == [12, 2, 12, 2] and 1 <= summary["effective_rank"] <= 24
-    for figure in ("fig_2", "fig_7", "fig_8"):
+    for figure in ("fig_1", "fig_2", "fig_4", "fig_7", "fig_8", "fig_11", "fig_12", "fig_13"):
         for suffix in ("png", "pdf", "json"):
             assert (workdir / "results" / "telescoping" / "figures" / f"{figure}.{suffix}").exists()
     claims = json.loads((workdir / "results" / "telescoping" / "claims.json").read_text())
-    assert claims["scale"] == "smoke" and {c["claim_id"] for c in claims["checks"]} >= {"A1", "A3"}
+    assert claims["scale"] == "smoke" and {c["claim_id"] for c in claims["checks"]} >= {"A1", "A3", "G1", "G2", "S1"}
     assert (workdir / "results" / "telescoping" / "runs" / "approximation" / "sgd" / "lr0.1" / "seed0.csv").exists()
     for name, tolerance in (("gbt_tiny_test", 1e-10), ("xgb_tiny_test", 1e-5)):
         trees = json.loads((workdir / "results" / "kernels" / name / "summary.json").read_text())
@@ -184,3 +184,7 @@ def test_kernel_benchmark_runs_and_its_routes_agree(tmp_path):
     assert (trees["check"] < 1e-5).all()  # each route reproduces XGBoost's predictions
     for suffix in ("png", "pdf", "json"):
         assert (workdir / "results" / "benchmarks" / f"kernels.{suffix}").exists()
+    tracking = pd.read_csv(workdir / "results" / "benchmarks" / "telescoping.csv")
+    assert set(tracking["method"]) == {"plain", "telescoping", "smoother"}
+    assert (tracking["status"] == "ok").all() and (tracking["seconds_per_step"] > 0).all()
+    assert (tracking.loc[tracking.method == "plain", "time_vs_plain"] == 1).all()

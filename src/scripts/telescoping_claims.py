@@ -3,7 +3,7 @@
 import pandas as pd
 
 from linearlens.claims import write_claims
-from linearlens.claims.telescoping import approximation_checks
+from linearlens.claims.telescoping import approximation_checks, grokking_checks
 from linearlens.workflow import logged_job
 
 with logged_job(snakemake) as log:  # noqa: F821 (snakemake is injected by the script directive)
@@ -12,6 +12,11 @@ with logged_job(snakemake) as log:  # noqa: F821 (snakemake is injected by the s
     if "approximation" in experiments:
         runs = pd.concat([pd.read_csv(path) for path in snakemake.input.approximation])  # noqa: F821
         checks += approximation_checks(runs, experiments["approximation"]["settings"])
+    if "grokking" in experiments:
+        runs = pd.concat([pd.read_csv(path) for path in snakemake.input.grokking])  # noqa: F821
+        families = {family: {setting: frame for setting, frame in by_family.groupby("setting")}
+                    for family, by_family in runs.groupby("family")}
+        checks += grokking_checks(families, experiments["grokking"])
     write_claims(snakemake.output[0], "telescoping", snakemake.params.scale, checks)  # noqa: F821
     failed = [c for c in checks if c.passed is False]
     log.info("%d checks, %d failed: %s", len(checks), len(failed),

@@ -12,7 +12,7 @@ APPROXIMATION_ADVANTAGE = 10.0
 ACCURACY_TOLERANCE = 0.01
 
 
-def _final(runs: pd.DataFrame) -> pd.DataFrame:
+def _final_records(runs: pd.DataFrame) -> pd.DataFrame:
     """Each run's last record, averaged over seeds: one row per (setting, lr)."""
     last = runs.loc[runs.groupby(["setting", "lr", "seed"])["step"].idxmax()]
     return last.groupby(["setting", "lr"], as_index=False).mean(numeric_only=True)
@@ -20,7 +20,7 @@ def _final(runs: pd.DataFrame) -> pd.DataFrame:
 
 def approximation_checks(runs: pd.DataFrame, settings: dict) -> list[ClaimCheck]:
     runs = runs.reset_index(drop=True)
-    final = _final(runs)
+    final = _final_records(runs)
     checks = []
     for name, setting in settings.items():
         label = setting.get("label", name)
@@ -56,3 +56,123 @@ def approximation_checks(runs: pd.DataFrame, settings: dict) -> list[ClaimCheck]
             "max over logged steps of |acc(f^lin) − acc(f)| exceeds that of f̃ by more than "
             f"{ACCURACY_TOLERANCE:g}", round(linear_gap, 4), linear_gap > telescoping_gap + ACCURACY_TOLERANCE))
     return checks
+
+
+# Figs 4, 12, 13: "grokking" as a delay between fitting the training set and reaching the final
+# test performance (the test curve's plateau: within these tolerances of its final value).
+LARGE_INIT_DELAY = 10.0   # α = 6: the plateau comes at least this many times later than the fit
+STANDARD_INIT_DELAY = 3.0  # α = 1: less than this
+ERROR_PLATEAU = 0.01       # misclassification error, absolute
+MSE_PLATEAU = 1.10         # MSE, relative to the final value
+SMOOTHER_TOLERANCE = 0.01  # S y + c against the network, relative to the largest output
+
+
+def _seed_mean(runs: pd.DataFrame) -> pd.DataFrame:
+    return runs.groupby("step", as_index=False).mean(numeric_only=True)
+
+
+def fit_step(runs: pd.DataFrame) -> float:
+    """First logged step at which the training set is fitted (train error 0; for regression,
+    train MSE below 1% of its initial value), seed mean; inf if never."""
+    curve = _seed_mean(runs)
+    if "train_error" in curve and curve["train_error"].notna().all():
+        fitted = curve["train_error"] == 0
+    else:
+        fitted = curve["train_mse"] <= 0.01 * curve["train_mse"].iloc[0]
+    return float(curve.loc[fitted, "step"].min()) if fitted.any() else float("inf")
+
+
+def plateau_step(runs: pd.DataFrame) -> float:
+    """First logged step from which the test curve stays at its final level (seed mean)."""
+    curve = _seed_mean(runs)
+    if "test_error" in curve and curve["test_error"].notna().all():
+        inside = curve["test_error"] <= curve["test_error"].iloc[-1] + ERROR_PLATEAU
+    else:
+        inside = curve["test_mse"] <= MSE_PLATEAU * curve["test_mse"].iloc[-1]
+    outside_steps = curve.loc[~inside, "step"]
+    later = curve.loc[curve["step"] > (outside_steps.max() if len(outside_steps) else -1), "step"]
+    return float(later.min())
+
+
+def _final_value(runs: pd.DataFrame, column: str) -> float:
+    return float(_seed_mean(runs)[column].iloc[-1])
+
+
+def grokking_checks(families: dict[str, dict[str, pd.DataFrame]], config: dict) -> list[ClaimCheck]:
+    """families: {family: {setting: runs}} for the configured families of
+    ``telescoping.grokking`` (polynomial, large_init, standard_init)."""
+    checks = []
+    for family, settings in families.items():
+        gaps = {name: float((runs["smoother_gap"] / runs["output_scale"].clip(lower=1.0)).max())
+                for name, runs in settings.items()}
+        worst = max(gaps, key=gaps.get)
+        checks.append(ClaimCheck(
+            "S1", "fig_4", f"{family}: the smoother reproduces the network (S·y + c ≈ f) at every logged step",
+            f"max |S·y + c − f| / max(1, max |f|) ≤ {SMOOTHER_TOLERANCE:g} over steps, points, settings",
+            f"{gaps[worst]:.3g} ({worst})", gaps[worst] <= SMOOTHER_TOLERANCE))
+    large = families.get("large_init")
+    if large:
+        main = config["large_init"]["main"]
+        delay = plateau_step(large[main]) / fit_step(large[main])
+        checks.append(ClaimCheck(
+            "G1", "fig_4", f"large initialisation ({main}): perfect training accuracy long before the test "
+            "error improves (grokking)", f"test plateau step / train fit step ≥ {LARGE_INIT_DELAY:g}",
+            round(delay, 2), delay >= LARGE_INIT_DELAY))
+        p_train, p_test = _final_value(large[main], "p_train"), _final_value(large[main], "p_test")
+        checks.append(ClaimCheck(
+            "G4", "fig_4", f"large initialisation ({main}): p^test falls below p^train during the late improvement",
+            "final p^test < final p^train", f"{p_test:.1f} vs {p_train:.1f}", p_test < p_train))
+        ordered = sorted(large, key=lambda s: config["large_init"]["settings"][s]["model"]["init_scale"])
+        plateaus = [plateau_step(large[s]) for s in ordered]
+        if len(ordered) > 1:
+            checks.append(ClaimCheck(
+                "G6", "fig_12", "larger α gives more extreme grokking: later generalisation",
+                "test plateau step increases with α (" + ", ".join(ordered) + ")",
+                ", ".join(f"{p:g}" for p in plateaus), all(b > a for a, b in zip(plateaus, plateaus[1:]))))
+    standard = families.get("standard_init")
+    if standard:
+        for name, runs in standard.items():
+            delay = plateau_step(runs) / fit_step(runs)
+            checks.append(ClaimCheck(
+                "G2", "fig_13", f"standard initialisation ({name}): train and test improve together",
+                f"test plateau step / train fit step < {STANDARD_INIT_DELAY:g}", round(delay, 2),
+                delay < STANDARD_INIT_DELAY))
+        if large:
+            p_large = _final_value(large[config["large_init"]["main"]], "p_test")
+            finals = {name: _final_value(runs, "p_test") for name, runs in standard.items()}
+            checks.append(ClaimCheck(
+                "G5", "fig_4", "effective parameters are much lower with α = 1 than with α = 6, lowest with "
+                "a sigmoid", "final p^test of every α = 1 setting below α = 6's, the sigmoid one lowest",
+                ", ".join(f"{k} {v:.1f}" for k, v in {**finals, "large": p_large}.items()),
+                all(v < p_large for v in finals.values()) and _sigmoid_lowest(finals, config)))
+    poly = families.get("polynomial")
+    if poly:
+        main = config["polynomial"]["main"]
+        p_train, p_test = _final_value(poly[main], "p_train"), _final_value(poly[main], "p_test")
+        checks.append(ClaimCheck(
+            "G3", "fig_4", f"polynomial regression ({main}): the late test improvement coincides with p^test "
+            "falling below p^train", "final p^test < final p^train", f"{p_test:.1f} vs {p_train:.1f}",
+            p_test < p_train))
+        by_epsilon = sorted(poly, key=lambda s: config["polynomial"]["settings"][s]["model"]["epsilon"])
+        smallest, largest = by_epsilon[0], by_epsilon[-1]
+        if smallest != main:
+            curve = _seed_mean(poly[smallest])
+            above = curve["p_test"] > curve["p_train"]
+            crossed = bool(above.any() and not above.iloc[-1])
+            checks.append(ClaimCheck(
+                "G7", "fig_11", f"polynomial, small ε ({smallest}): p^test first exceeds p^train, then drops below",
+                "p^test > p^train at some logged step and p^test < p^train at the end",
+                f"max p^test − p^train {float((curve['p_test'] - curve['p_train']).max()):.1f}, final "
+                f"{float(curve['p_test'].iloc[-1] - curve['p_train'].iloc[-1]):.1f}", crossed))
+        if largest != main:
+            early, late = plateau_step(poly[largest]), plateau_step(poly[main])
+            checks.append(ClaimCheck(
+                "G8", "fig_11", f"polynomial, larger ε ({largest}): less delayed generalisation",
+                f"test plateau step of {largest} below that of {main}", f"{early:g} vs {late:g}", early < late))
+    return checks
+
+
+def _sigmoid_lowest(finals: dict[str, float], config: dict) -> bool:
+    settings = config["standard_init"]["settings"]
+    sigmoid = [name for name in finals if settings[name].get("model", {}).get("sigmoid_output")]
+    return all(finals[s] == min(finals.values()) for s in sigmoid)

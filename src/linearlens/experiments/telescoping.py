@@ -90,6 +90,18 @@ def settings_grid(experiment: dict) -> dict[tuple[str, str], dict]:
     return grid
 
 
+def family_runs(family: dict) -> dict[str, dict]:
+    """{setting: full run spec} of a family of smoother runs: the family's shared keys, each
+    setting's keys on top (its ``model`` keys merged into the shared model)."""
+    shared = {k: v for k, v in family.items() if k not in ("settings", "seeds", "dataset", "main")}
+    runs = {}
+    for name, setting in family["settings"].items():
+        run = {**shared, **{k: v for k, v in setting.items() if k != "model"}}
+        run["model"] = {**shared["model"], **setting.get("model", {})}
+        runs[name] = run
+    return runs
+
+
 def _scalar_network(spec: dict, in_features: int) -> torch.nn.Module:
     spec = {**spec, "in_features": in_features}
     if spec["name"] == "mlp":

@@ -67,3 +67,67 @@ def plot_approximation_accuracy(runs: pd.DataFrame, settings: dict, png_path, da
                "at initialisation (bottom, blue) against the trained network (gray), each setting at "
                f"its smallest learning rate; mean ± SE over {runs['seed'].nunique()} seeds.")
     save_figure(fig, png_path, caption, data_source)
+
+
+def plot_schematic(png_path) -> None:
+    """Fig 1: the telescoping model as a drawing: the initial prediction plus one first-order
+    update per optimisation step, each taken at the previous iterate."""
+    apply_style()
+    fig, ax = plt.subplots(figsize=(10, 3.0))
+    ax.set(xlim=(0, 10), ylim=(0, 3))
+    ax.axis("off")
+    box = {"boxstyle": "round,pad=0.35", "linewidth": 1.0}
+    terms = [(0.6, "$x$", "white"), (2.0, r"$f_{\theta_0}(x)$", "0.9"),
+             (3.9, r"$\Delta\tilde f_1(x)$", "#f5d0cc"), (5.5, r"$\Delta\tilde f_2(x)$", "#f5d0cc"),
+             (7.1, r"$\Delta\tilde f_T(x)$", "#f5d0cc"), (9.1, r"$\tilde f_{\theta_T}(x)$", "#e8a19a")]
+    for x, text, colour in terms:
+        ax.text(x, 2.2, text, ha="center", va="center", fontsize=12, bbox={**box, "facecolor": colour})
+    for x, text in [(1.3, r"$\rightarrow$"), (2.95, "+"), (4.7, "+"), (6.3, r"+ $\cdots$ +"), (8.1, "=")]:
+        ax.text(x, 2.2, text, ha="center", va="center", fontsize=13)
+    for x, t in [(3.9, "1"), (5.5, "2"), (7.1, "T")]:
+        previous = {"1": "0", "2": "1", "T": "T-1"}[t]
+        ax.annotate("", xy=(x, 1.85), xytext=(x, 1.25), arrowprops={"arrowstyle": "->", "color": "0.3"})
+        ax.text(x, 1.0, rf"$\nabla f_{{\theta_{{{previous}}}}}(x)^\top \Delta\theta_{{{t}}}$",
+                ha="center", va="center", fontsize=10)
+        ax.text(x, 0.45, rf"batch $B_{{{t}}} \subset \mathcal{{D}}_\mathrm{{train}}$", ha="center",
+                va="center", fontsize=9, color="0.35")
+    ax.text(5.0, 2.85, "telescoping model: each step's functional update, linearised around the "
+            "previous iterate", ha="center", fontsize=10)
+    caption = ("Fig 1: the telescoping model f̃ (Eq. 5): the network's initial prediction plus, for "
+               "every optimisation step t, the first-order change ∇f_{θ_{t−1}}(x)ᵀΔθ_t taken at the "
+               "previous parameters, with Δθ_t the real step on batch B_t.")
+    save_figure(fig, png_path, caption, "illustration (a drawing, no data)")
+
+
+TRAIN_BLUE, TEST_ORANGE = "#1f77b4", "#ff7f0e"
+
+
+def _grokking_column(top, bottom, runs: pd.DataFrame, title: str, show_train: bool) -> None:
+    """Top: train/test error (classification) or MSE (regression); bottom: p^train and p^test;
+    against the step on a log axis, mean ± SE over seeds."""
+    runs = runs[runs["step"] > 0]
+    metric = "error" if "test_error" in runs and runs["test_error"].notna().all() else "mse"
+    for split, colour in (("train", TRAIN_BLUE), ("test", TEST_ORANGE)):
+        if split == "train" and not show_train:
+            continue
+        sns.lineplot(data=runs, x="step", y=f"{split}_{metric}", errorbar="se", color=colour, ax=top,
+                     label=split)
+        sns.lineplot(data=runs, x="step", y=f"p_{split}", errorbar="se", color=colour, ax=bottom,
+                     label=f"p^{split}")
+    top.set(xscale="log", title=title, xlabel="", ylabel="misclassification error" if metric == "error" else "MSE")
+    bottom.set(xscale="log", xlabel="optimisation step t", ylabel="effective parameters p_ŝ")
+    if metric == "mse":
+        top.set_yscale("log")
+    top.legend(fontsize=7)
+    bottom.legend(fontsize=7)
+
+
+def plot_grokking(columns: list[tuple[pd.DataFrame, str, bool]], png_path, caption: str,
+                  data_source: str) -> None:
+    """Figs 4, 11, 12, 13: one column per (runs, title, show train curves)."""
+    apply_style()
+    fig, axes = plt.subplots(2, len(columns), figsize=(3.8 * len(columns), 5.4), layout="constrained",
+                             squeeze=False, sharex="col")
+    for column, (runs, title, show_train) in enumerate(columns):
+        _grokking_column(axes[0, column], axes[1, column], runs, title, show_train)
+    save_figure(fig, png_path, caption, data_source)
