@@ -131,17 +131,24 @@ def approximation_runs():
 
 
 GROKKING = TELESCOPING.get("grokking", {})
-GROKKING_RUNS = {family: family_runs(spec) for family, spec in GROKKING.items()}
+DOUBLE_DESCENT = TELESCOPING.get("double_descent", {})
+# Every family of smoother runs, by the name its run files live under.
+SMOOTHER_FAMILIES = {**GROKKING, **{f"dd_{name}": spec for name, spec in DOUBLE_DESCENT.items()}}
+SMOOTHER_RUNS = {family: family_runs(spec) for family, spec in SMOOTHER_FAMILIES.items()}
 # Which families each grokking figure shows (a figure is built when all of them are configured).
 GROKKING_FIGURES = {"fig_4": ["polynomial", "large_init", "standard_init"], "fig_11": ["polynomial"],
                     "fig_12": ["large_init"], "fig_13": ["standard_init"]}
 
 
-def grokking_runs(families=None):
-    """One record file per (family, setting, seed) of Figs 4, 11, 12, 13."""
+DOUBLE_DESCENT_FIGURES = {"fig_3": ["dd_cifar_catdog"], "fig_9": ["dd_mnist_noisy", "dd_mnist_clean"],
+                          "fig_10": ["dd_mnist1d"]}
+
+
+def smoother_runs(families):
+    """One record file per (family, setting, seed) of the smoother families named."""
     return [f"results/telescoping/runs/{family}/{setting}/seed{seed}.csv"
-            for family in (families or GROKKING_RUNS) for setting in GROKKING_RUNS[family]
-            for seed in GROKKING[family]["seeds"]]
+            for family in families for setting in SMOOTHER_RUNS[family]
+            for seed in SMOOTHER_FAMILIES[family]["seeds"]]
 
 
 def telescoping_figure(name):
@@ -151,7 +158,8 @@ def telescoping_figure(name):
 FIGURES["telescoping"].append(telescoping_figure("fig_1"))  # a drawing: built at every scale
 if APPROXIMATION:
     FIGURES["telescoping"] += [telescoping_figure(f) for f in ("fig_2", "fig_7", "fig_8")]
-FIGURES["telescoping"] += [telescoping_figure(f) for f, families in GROKKING_FIGURES.items()
-                           if all(family in GROKKING for family in families)]
-if APPROXIMATION or GROKKING:
+FIGURES["telescoping"] += [telescoping_figure(f) for f, families in
+                           {**GROKKING_FIGURES, **DOUBLE_DESCENT_FIGURES}.items()
+                           if all(family in SMOOTHER_FAMILIES for family in families)]
+if APPROXIMATION or SMOOTHER_FAMILIES:
     CLAIMS["telescoping"] = "results/telescoping/claims.json"

@@ -63,19 +63,19 @@ rule plot_telescoping_approximation:
 
 rule telescoping_smoother_run:
     input:
-        data=lambda w: prepared(GROKKING[w.family]["dataset"]),
+        data=lambda w: prepared(SMOOTHER_FAMILIES[w.family]["dataset"]),
         code=lib_code("experiments/telescoping", "linearize", "models", "train", "kernels"),
     output:
         "results/telescoping/runs/{family}/{setting}/seed{seed}.csv",
     params:
-        run=lambda w: GROKKING_RUNS[w.family][w.setting],
+        run=lambda w: SMOOTHER_RUNS[w.family][w.setting],
     log:
         "results/logs/telescoping/{family}/{setting}/seed{seed}.log",
     benchmark:
         "results/benchmarks/rules/telescoping/{family}/{setting}/seed{seed}.tsv"
     wildcard_constraints:
-        family=alternatives(GROKKING_RUNS),
-        setting=alternatives({s for runs in GROKKING_RUNS.values() for s in runs}),
+        family=alternatives(SMOOTHER_RUNS),
+        setting=alternatives({s for runs in SMOOTHER_RUNS.values() for s in runs}),
         seed=r"\d+",
     threads: threads_for("train")
     resources:
@@ -88,7 +88,7 @@ rule telescoping_smoother_run:
 
 rule plot_telescoping_grokking:
     input:
-        runs=lambda w: grokking_runs(GROKKING_FIGURES[w.figure]),
+        runs=lambda w: smoother_runs(GROKKING_FIGURES[w.figure]),
         provenance=lambda w: [f"results/data/{GROKKING[f]['dataset']}.json" for f in GROKKING_FIGURES[w.figure]],
         code=lib_code("figures"),
     output:
@@ -106,10 +106,30 @@ rule plot_telescoping_grokking:
         "../src/scripts/plot_telescoping_grokking.py"
 
 
+rule plot_telescoping_double_descent:
+    input:
+        runs=lambda w: smoother_runs(DOUBLE_DESCENT_FIGURES[w.figure]),
+        provenance=lambda w: [f"results/data/{SMOOTHER_FAMILIES[f]['dataset']}.json"
+                              for f in DOUBLE_DESCENT_FIGURES[w.figure]],
+        code=lib_code("figures"),
+    output:
+        "results/telescoping/figures/{figure}.png",
+    log:
+        "results/logs/telescoping/plot_{figure}.log",
+    wildcard_constraints:
+        figure=alternatives(DOUBLE_DESCENT_FIGURES),
+    threads: 1
+    conda:
+        "../envs/report.yaml"
+    script:
+        "../src/scripts/plot_telescoping_double_descent.py"
+
+
 rule telescoping_claims:
     input:
         approximation=approximation_runs(),
-        grokking=grokking_runs(),
+        grokking=smoother_runs(GROKKING),
+        double_descent=smoother_runs([f"dd_{name}" for name in DOUBLE_DESCENT]),
         code=lib_code("claims"),
     output:
         "results/telescoping/claims.json",

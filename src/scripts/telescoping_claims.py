@@ -3,7 +3,7 @@
 import pandas as pd
 
 from linearlens.claims import write_claims
-from linearlens.claims.telescoping import approximation_checks, grokking_checks
+from linearlens.claims.telescoping import approximation_checks, double_descent_checks, grokking_checks
 from linearlens.workflow import logged_job
 
 with logged_job(snakemake) as log:  # noqa: F821 (snakemake is injected by the script directive)
@@ -17,6 +17,9 @@ with logged_job(snakemake) as log:  # noqa: F821 (snakemake is injected by the s
         families = {family: {setting: frame for setting, frame in by_family.groupby("setting")}
                     for family, by_family in runs.groupby("family")}
         checks += grokking_checks(families, experiments["grokking"])
+    if "double_descent" in experiments:
+        runs = pd.concat([pd.read_csv(path) for path in snakemake.input.double_descent])  # noqa: F821
+        checks += double_descent_checks(dict(tuple(runs.groupby("family", sort=False))))
     write_claims(snakemake.output[0], "telescoping", snakemake.params.scale, checks)  # noqa: F821
     failed = [c for c in checks if c.passed is False]
     log.info("%d checks, %d failed: %s", len(checks), len(failed),

@@ -176,3 +176,49 @@ def _sigmoid_lowest(finals: dict[str, float], config: dict) -> bool:
     settings = config["standard_init"]["settings"]
     sigmoid = [name for name in finals if settings[name].get("model", {}).get("sigmoid_output")]
     return all(finals[s] == min(finals.values()) for s in sigmoid)
+
+
+# Figs 3, 9, 10: double descent in the width.
+PEAK_FACTOR = 2.0        # the test-MSE peak lies within this factor of the interpolation width
+MONOTONE_RANK = 0.8      # |Spearman ρ| of a quantity that should rise or fall with the width
+DOUBLE_DESCENT_FIGURE = {"dd_cifar_catdog": "fig_3", "dd_mnist_noisy": "fig_9", "dd_mnist_clean": "fig_9",
+                         "dd_mnist1d": "fig_10"}
+
+
+def double_descent_checks(families: dict[str, pd.DataFrame]) -> list[ClaimCheck]:
+    """families: {dd family: its runs}; the clean-label family is expected to show no peak."""
+    from ..experiments.telescoping import final_by_width, interpolation_width
+
+    checks = []
+    for family, runs in families.items():
+        final = final_by_width(runs)
+        curve = final.groupby("width").mean(numeric_only=True)
+        threshold = interpolation_width(final)
+        figure = DOUBLE_DESCENT_FIGURE.get(family, "fig_3")
+        peak = float(curve["test_mse"].idxmax())
+        near = threshold / PEAK_FACTOR <= peak <= threshold * PEAK_FACTOR
+        if family != "dd_mnist_clean":
+            checks.append(ClaimCheck(
+                "D1", figure, f"{family}: the test MSE peaks at the interpolation threshold (p ≈ n)",
+                f"width of the largest test MSE within ×{PEAK_FACTOR:g} of the width where p = n "
+                f"({threshold:.1f})", peak, near))
+        else:
+            checks.append(ClaimCheck(
+                "D5", figure, f"{family}: without label noise there is no double descent",
+                f"no test-MSE peak within ×{PEAK_FACTOR:g} of the width where p = n ({threshold:.1f})",
+                peak, not near))
+        wide = curve[curve.index >= PEAK_FACTOR * threshold]
+        checks.append(ClaimCheck(
+            "D2", figure, f"{family}: past the threshold p^test < p^train (the models generalise benignly)",
+            f"final p^test < p^train at every width ≥ {PEAK_FACTOR:g}× the threshold",
+            "; ".join(f"{int(w)}: {r.p_test:.0f} vs {r.p_train:.0f}" for w, r in wide.iterrows()),
+            bool(len(wide)) and bool((wide["p_test"] < wide["p_train"]).all())))
+        rho_train = float(pd.Series(curve.index).corr(pd.Series(curve["train_mse"].to_numpy()), method="spearman"))
+        checks.append(ClaimCheck(
+            "D3", figure, f"{family}: the training MSE decreases with the width",
+            f"Spearman ρ(width, train MSE) ≤ −{MONOTONE_RANK:g}", round(rho_train, 3), rho_train <= -MONOTONE_RANK))
+        rho_p = float(pd.Series(curve.index).corr(pd.Series(curve["p_train"].to_numpy()), method="spearman"))
+        checks.append(ClaimCheck(
+            "D4", figure, f"{family}: p^train increases with the width",
+            f"Spearman ρ(width, p^train) ≥ {MONOTONE_RANK:g}", round(rho_p, 3), rho_p >= MONOTONE_RANK))
+    return checks

@@ -6,6 +6,7 @@ records; the rules write one file per (setting, width/α/ε, seed).
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import torch
 
@@ -92,10 +93,14 @@ def settings_grid(experiment: dict) -> dict[tuple[str, str], dict]:
 
 def family_runs(family: dict) -> dict[str, dict]:
     """{setting: full run spec} of a family of smoother runs: the family's shared keys, each
-    setting's keys on top (its ``model`` keys merged into the shared model)."""
-    shared = {k: v for k, v in family.items() if k not in ("settings", "seeds", "dataset", "main")}
+    setting's keys on top (its ``model`` keys merged into the shared model). A family with
+    ``widths`` instead of settings is a width sweep of a one-hidden-layer model."""
+    shared = {k: v for k, v in family.items() if k not in ("settings", "seeds", "dataset", "main", "widths")}
+    settings = family.get("settings") or {
+        f"width{width}": {"label": f"{width} hidden units", "model": {"hidden": [width]}}
+        for width in family["widths"]}  # a width sweep (double descent)
     runs = {}
-    for name, setting in family["settings"].items():
+    for name, setting in settings.items():
         run = {**shared, **{k: v for k, v in setting.items() if k != "model"}}
         run["model"] = {**shared["model"], **setting.get("model", {})}
         runs[name] = run
@@ -174,6 +179,7 @@ def smoother_run(data_npz, run: dict, seed: int) -> pd.DataFrame:
     frame = pd.DataFrame.from_records(records)
     frame["epoch"] = frame["step"] / steps_per_epoch
     frame["parameters"] = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    frame["n_train"] = n
     return frame
 
 
@@ -198,3 +204,19 @@ def _smoother_record(step, model, smoother, task, loss, binary) -> dict:
     else:
         record["train_accuracy"] = float("nan")
     return record
+
+
+def final_by_width(runs: pd.DataFrame) -> pd.DataFrame:
+    """The last record of every (width, seed) run of a width sweep, with its width."""
+    last = runs.loc[runs.groupby(["setting", "seed"])["step"].idxmax()].copy()
+    last["width"] = last["setting"].str.removeprefix("width").astype(int)
+    return last.sort_values("width")
+
+
+def interpolation_width(final: pd.DataFrame) -> float:
+    """The width at which the parameter count reaches the number of training points (p ≈ n),
+    interpolated on a log scale between the swept widths."""
+    by_width = final.groupby("width")[["parameters", "n_train"]].first()
+    widths = by_width.index.to_numpy(dtype=float)
+    return float(np.exp(np.interp(np.log(by_width["n_train"].iloc[0]),
+                                  np.log(by_width["parameters"].to_numpy(dtype=float)), np.log(widths))))

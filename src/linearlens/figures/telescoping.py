@@ -131,3 +131,27 @@ def plot_grokking(columns: list[tuple[pd.DataFrame, str, bool]], png_path, capti
     for column, (runs, title, show_train) in enumerate(columns):
         _grokking_column(axes[0, column], axes[1, column], runs, title, show_train)
     save_figure(fig, png_path, caption, data_source)
+
+
+def plot_double_descent(columns: list[tuple[pd.DataFrame, str, float]], png_path, caption: str,
+                        data_source: str) -> None:
+    """Figs 3, 9, 10: one column per (final records by width, title, interpolation width): train
+    and test MSE (top) and p^train, p^test (bottom) against the hidden width, mean ± SE over seeds,
+    the interpolation threshold p ≈ n dotted."""
+    apply_style()
+    fig, axes = plt.subplots(2, len(columns), figsize=(4.0 * len(columns), 5.4), layout="constrained",
+                             squeeze=False, sharex="col")
+    for column, (final, title, threshold) in enumerate(columns):
+        top, bottom = axes[0, column], axes[1, column]
+        for split, colour in (("train", TRAIN_BLUE), ("test", TEST_ORANGE)):
+            sns.lineplot(data=final, x="width", y=f"{split}_mse", errorbar="se", marker="o", color=colour,
+                         ax=top, label=f"{split} MSE")
+            sns.lineplot(data=final, x="width", y=f"p_{split}", errorbar="se", marker="o", color=colour,
+                         ax=bottom, label=f"p^{split}")
+        for ax in (top, bottom):
+            ax.axvline(threshold, color="0.5", linestyle=":", linewidth=1)
+            ax.set(xscale="log")
+            ax.legend(fontsize=7)
+        top.set(title=title, ylabel="MSE", xlabel="")
+        bottom.set(xlabel="hidden units", ylabel="effective parameters p_ŝ")
+    save_figure(fig, png_path, caption, data_source)
