@@ -119,14 +119,16 @@ class EarlyStop:
     training accuracy is 100% or the training loss has not improved by more than
     ``min_improvement`` for ``patience_epochs`` epochs."""
 
-    def __init__(self, steps_per_epoch: int, patience_epochs: int, min_improvement: float):
+    def __init__(self, steps_per_epoch: int, patience_epochs: int, min_improvement: float,
+                 at_full_train_accuracy: bool = True):
         self.steps_per_epoch, self.patience, self.min_improvement = steps_per_epoch, patience_epochs, min_improvement
+        self.at_full_train_accuracy = at_full_train_accuracy
         self.best, self.since_best = float("inf"), 0
 
     def __call__(self, step: int, train_loss: float, train_accuracy: float) -> bool:
         if step % self.steps_per_epoch:
             return False
-        if train_accuracy == 1.0:
+        if self.at_full_train_accuracy and train_accuracy == 1.0:
             return True
         if train_loss < self.best - self.min_improvement:
             self.best, self.since_best = train_loss, 0
@@ -154,8 +156,8 @@ def smoother_run(data_npz, run: dict, seed: int) -> pd.DataFrame:
         steps_per_epoch = -(-n // run["batch_size"])
         stopping = run.get("stopping")
         steps = stopping["max_epochs"] * steps_per_epoch if stopping else run["steps"]
-        stop = EarlyStop(steps_per_epoch, stopping["patience_epochs"], stopping["min_improvement"]) \
-            if stopping else None
+        stop = EarlyStop(steps_per_epoch, stopping["patience_epochs"], stopping["min_improvement"],
+                         stopping.get("at_full_train_accuracy", True)) if stopping else None
         logged = set(log_schedule(steps, run["log_points"]))
         binary = bool(((task["y_train"] == 0) | (task["y_train"] == 1)).all())
         records = [_smoother_record(0, model, smoother, task, run["loss"], binary)]
