@@ -101,3 +101,6 @@ def test_grokking_claims_pass_and_fail_on_the_measured_delays():
     checks = {c.claim_id: c for c in grokking_checks(lazy, config)}
     assert checks["G1"].passed is False and checks["G1"].measured == 1.0
     assert checks["G2"].passed is False and checks["G2"].measured == 100.0
+    unfitted = {"large_init": {"alpha6": _curve(10**9, 100)}, "standard_init": {"alpha1": _curve(10**9, 10)}}
+    checks = {c.claim_id: c for c in grokking_checks(unfitted, config)}
+    assert checks["G1"].passed is None and checks["G2"].passed is None  # not evaluable, not passed

@@ -129,15 +129,21 @@ class LabelJacobianSmoother(Smoother):
         if isinstance(self.optimizer, (torch.optim.Adam, torch.optim.AdamW)):
             return self._adam(group, gradient)
         if isinstance(self.optimizer, EMAMomentumSGD):
-            gradient = gradient + group["weight_decay"] * self.theta
             beta = group["momentum"]
-            previous = self.momentum if self.momentum is not None else 0 * gradient
-            self.momentum = beta * previous + (1 - beta) * gradient
+            self._average(beta, self._coupled_decay(gradient, group["weight_decay"]))
             return (-group["lr"] / (1 - beta ** self.steps)) * self.momentum
         return self._sgd(group, gradient)
 
+    def _coupled_decay(self, gradient: Affine, decay: float) -> Affine:
+        return gradient + decay * self.theta if decay else gradient
+
+    def _average(self, beta: float, gradient: Affine) -> None:
+        """The EMA first moment m = β m + (1 − β) g, starting from m = 0."""
+        fresh = (1 - beta) * gradient
+        self.momentum = fresh if self.momentum is None else beta * self.momentum + fresh
+
     def _sgd(self, group: dict, gradient: Affine) -> Affine:
-        direction = gradient + group["weight_decay"] * self.theta
+        direction = self._coupled_decay(gradient, group["weight_decay"])
         mu = group["momentum"]
         if mu:
             self.momentum = direction if self.momentum is None else \
@@ -149,17 +155,14 @@ class LabelJacobianSmoother(Smoother):
         beta1, beta2 = group["betas"]
         lr, decay = group["lr"], group["weight_decay"]
         decoupled = isinstance(self.optimizer, torch.optim.AdamW) or group.get("decoupled_weight_decay", False)
-        if not decoupled:
-            gradient = gradient + decay * self.theta
-        previous = self.momentum if self.momentum is not None else 0 * gradient
-        self.momentum = beta1 * previous + (1 - beta1) * gradient
+        self._average(beta1, gradient if decoupled else self._coupled_decay(gradient, decay))
         # φ_t from the real optimiser state after this step (it depends on y: taken as given).
         states = [self.optimizer.state[p] for p in trainable(self.model).values()]
         second = torch.cat([s["exp_avg_sq"].reshape(-1) for s in states]).double()
         step = float(states[0]["step"])
         denominator = second.sqrt() / (1 - beta2 ** step) ** 0.5 + group["eps"]
         change = (-lr / (1 - beta1 ** step)) * (self.momentum * (1 / denominator))
-        return change + (-lr * decay) * self.theta if decoupled else change
+        return change + (-lr * decay) * self.theta if decoupled and decay else change
 
 
 class SGDKernelSmoother(Smoother):
