@@ -12,7 +12,7 @@ import torch
 
 from ..data import load_prepared
 from ..linearize import TelescopingTracker, smoother_for
-from ..models import build_model, mlp
+from ..models import build_model
 from ..train import default_dtype, seed_everything
 from ..train.loop import log_schedule, train_steps
 from ..train.losses import squared_loss
@@ -43,13 +43,10 @@ def approximation_run(data_npz, run: dict, seed: int) -> pd.DataFrame:
     run: hidden, activation, init_scale, sigmoid, optimiser (spec with lr), warmup_steps,
     steps, batch_size, loss, log_points.
     """
+    model_spec = {"name": "mlp", "hidden": run["hidden"], "activation": run["activation"],
+                  "init_scale": run.get("init_scale", 1.0), "sigmoid_output": run.get("sigmoid", False)}
     with default_dtype("float64"):
-        task = task_tensors(data_npz)
-        seed_everything(seed)
-        model = mlp(task["x_train"].shape[1], run["hidden"], 1, activation=run["activation"],
-                    init_scale=run.get("init_scale", 1.0), sigmoid_output=run.get("sigmoid", False))
-        optimizer = build_optimiser(run["optimiser"], model.parameters())
-        scheduler = linear_warmup(optimizer, run.get("warmup_steps", 0))
+        task, model, optimizer, scheduler = _start(data_npz, model_spec, run, seed)
         tracker = TelescopingTracker(model, task["x_test"])
         logged = set(log_schedule(run["steps"], run["log_points"]))
         records = [_approximation_record(0, model, tracker, task, run["loss"])]
@@ -107,27 +104,30 @@ def family_runs(family: dict) -> dict[str, dict]:
     return runs
 
 
-def _scalar_network(spec: dict, in_features: int) -> torch.nn.Module:
-    spec = {**spec, "in_features": in_features}
+def _start(data_npz, model_spec: dict, run: dict, seed: int):
+    """The float64 task, the seeded scalar network (sizes taken from the data), its optimiser
+    and warm-up schedule: what every run of this paper begins with."""
+    task = task_tensors(data_npz)
+    seed_everything(seed)
+    spec = {**model_spec, "in_features": task["x_train"].shape[1]}
     if spec["name"] == "mlp":
         spec["out_features"] = 1
-    return build_model(spec)
+    model = build_model(spec)
+    optimizer = build_optimiser(run["optimiser"], model.parameters())
+    return task, model, optimizer, linear_warmup(optimizer, run.get("warmup_steps", 0))
 
 
 class EarlyStop:
-    """The double-descent stopping rule (after BHMM19): at the end of each epoch, stop when the
-    training accuracy is 100% or the training loss has not improved by more than
+    """The double-descent stopping rule (after BHMM19), asked at the end of each epoch: stop when
+    the training accuracy is 100% or the training loss has not improved by more than
     ``min_improvement`` for ``patience_epochs`` epochs."""
 
-    def __init__(self, steps_per_epoch: int, patience_epochs: int, min_improvement: float,
-                 at_full_train_accuracy: bool = True):
-        self.steps_per_epoch, self.patience, self.min_improvement = steps_per_epoch, patience_epochs, min_improvement
+    def __init__(self, patience_epochs: int, min_improvement: float, at_full_train_accuracy: bool = True):
+        self.patience, self.min_improvement = patience_epochs, min_improvement
         self.at_full_train_accuracy = at_full_train_accuracy
         self.best, self.since_best = float("inf"), 0
 
-    def __call__(self, step: int, train_loss: float, train_accuracy: float) -> bool:
-        if step % self.steps_per_epoch:
-            return False
+    def __call__(self, train_loss: float, train_accuracy: float) -> bool:
         if self.at_full_train_accuracy and train_accuracy == 1.0:
             return True
         if train_loss < self.best - self.min_improvement:
@@ -146,34 +146,27 @@ def smoother_run(data_npz, run: dict, seed: int) -> pd.DataFrame:
     double-descent rule; ``steps`` is then max_epochs epochs).
     """
     with default_dtype("float64"):
-        task = task_tensors(data_npz)
-        seed_everything(seed)
-        model = _scalar_network(run["model"], task["x_train"].shape[1])
-        optimizer = build_optimiser(run["optimiser"], model.parameters())
-        scheduler = linear_warmup(optimizer, run.get("warmup_steps", 0))
+        task, model, optimizer, scheduler = _start(data_npz, run["model"], run, seed)
         smoother = smoother_for(model, optimizer, task["x_train"], task["x_test"], run["loss"])
         n = len(task["x_train"])
         steps_per_epoch = -(-n // run["batch_size"])
         stopping = run.get("stopping")
         steps = stopping["max_epochs"] * steps_per_epoch if stopping else run["steps"]
-        stop = EarlyStop(steps_per_epoch, stopping["patience_epochs"], stopping["min_improvement"],
+        stop = EarlyStop(stopping["patience_epochs"], stopping["min_improvement"],
                          stopping.get("at_full_train_accuracy", True)) if stopping else None
         logged = set(log_schedule(steps, run["log_points"]))
         binary = bool(((task["y_train"] == 0) | (task["y_train"] == 1)).all())
         records = [_smoother_record(0, model, smoother, task, run["loss"], binary)]
 
         def after_step(step, batch):
-            record = None
-            if step in logged or stop is not None and step % steps_per_epoch == 0:
-                record = _smoother_record(step, model, smoother, task, run["loss"], binary)
-            if step in logged:
+            epoch_end = stop is not None and step % steps_per_epoch == 0
+            if step not in logged and not epoch_end:
+                return False
+            record = _smoother_record(step, model, smoother, task, run["loss"], binary)
+            stopping_now = epoch_end and stop(record["train_loss"], record["train_accuracy"])
+            if step in logged or stopping_now:
                 records.append(record)
-            if stop is not None and record is not None and stop(step, record["train_loss"],
-                                                                  record["train_accuracy"]):
-                if step not in logged:
-                    records.append(record)
-                return True
-            return False
+            return stopping_now
 
         train_steps(model, optimizer, task["x_train"], task["y_train"], loss=run["loss"], steps=steps,
                     batch_size=run["batch_size"], seed=seed, scheduler=scheduler,

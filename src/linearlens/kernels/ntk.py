@@ -354,18 +354,13 @@ def _group_factors(model, x, outputs, group, chunk_size, merge) -> dict[str, Out
     whole: dict[str, OuterFactor | DenseFactor] = {}
     for span, part in _chunks(x, chunk_size):
         factors = layer_factors(model, part, outputs, group)
-        factors = {name: _detached(f) for name, f in (_merged(factors) if merge else factors).items()}
+        factors = _merged(factors) if merge else factors
         if not whole:
             whole = {name: _allocated_like(f, len(x)) for name, f in factors.items()}
-        for name, factor in factors.items():
-            _copy_into(whole[name], span, factor)
+        with torch.no_grad():  # a copy, not a graph
+            for name, factor in factors.items():
+                _copy_into(whole[name], span, factor)
     return whole
-
-
-def _detached(factor):
-    if isinstance(factor, OuterFactor):
-        return OuterFactor(factor.output_grads.detach(), factor.inputs.detach())
-    return DenseFactor(factor.grads.detach())
 
 
 def _allocated_like(factor, n: int):
@@ -499,11 +494,11 @@ def _jacobians(model: nn.Module, x: Tensor, wanted: dict[str, Tensor],
 
 
 def jacobian_from_factors(model: nn.Module, x: Tensor, output: str | int = "full") -> Tensor:
-    """(n, c, P) per-example Jacobian over every trainable parameter, in
+    """(n, c, P) per-example Jacobian (c = 1 for an output index) over every trainable parameter, in
     ``model.named_parameters()`` order, assembled from the layer factors (one forward and one
     backward pass; no vmap). For the small networks whose training is tracked step by step."""
     _check_independent_examples(model)
-    outputs, _ = _output_indices(model, x, "full" if output in ("full", "trace") else output)
+    outputs, _ = _output_indices(model, x, output)
     factors = layer_factors(model, x, outputs)
     modules = dict(model.named_modules())
     parts = [_dense_grads(modules[name], factors[name]) for name in modules if name in factors]

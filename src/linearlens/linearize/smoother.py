@@ -26,7 +26,7 @@ from torch import Tensor, nn
 from ..kernels.ntk import jacobian_from_factors, ntk_block
 from ..train.losses import LOSS_SCALES
 from ..train.optimisers import EMAMomentumSGD
-from .functional import flat_parameters, outputs_at, trainable
+from .functional import flat_parameters, scalar_outputs, trainable
 
 
 def effective_parameters(rows: Tensor, n_train: int) -> float:
@@ -66,7 +66,7 @@ class Smoother:
         self.n_train = len(x_train)
         self.x_all = torch.cat([x_train, x_eval])
         with torch.no_grad():
-            self.constants = outputs_at(model, dict(trainable(model)), self.x_all).double()
+            self.constants = scalar_outputs(model(self.x_all)).double()
         self.rows = self.constants.new_zeros(len(self.x_all), self.n_train)
 
     @property

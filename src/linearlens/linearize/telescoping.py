@@ -13,7 +13,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from .functional import directional_derivative, flat_parameters
+from .functional import directional_derivative, flat_parameters, scalar_outputs
 
 
 class TelescopingTracker:
@@ -23,8 +23,7 @@ class TelescopingTracker:
         self.model, self.x_eval = model, x_eval
         self.initial = flat_parameters(model)
         with torch.no_grad():
-            self.initial_outputs = directional_derivative(
-                model, self.initial, torch.zeros_like(self.initial), x_eval)[0].double()
+            self.initial_outputs = scalar_outputs(model(x_eval)).double()
         self.telescoped = self.initial_outputs.clone()
         self._before: Tensor | None = None
 
