@@ -155,11 +155,59 @@ def telescoping_figure(name):
     return f"results/telescoping/figures/{name}.png"
 
 
+TABULAR = TELESCOPING.get("tabular", {})
+TABULAR_PANELS = TABULAR.get("panels", {})
+# Each tabular figure with the panels it shows (Fig 5: houses; Fig 14: the three others).
+TABULAR_FIGURES = {figure: [name for name, panel in TABULAR_PANELS.items() if panel["figure"] == figure]
+                   for figure in ("fig_5", "fig_14")}
+TABULAR_FIGURES = {figure: panels for figure, panels in TABULAR_FIGURES.items() if panels}
+
+
+TABULAR_SEARCH = TABULAR.get("search", {})
+
+
+def tabular_searches(panel):
+    """The search results a panel's runs take their hyper-parameters from (none if not searched)."""
+    return {model: f"results/telescoping/runs/tabular/{panel}/search_{model}.json"
+            for model in TABULAR_SEARCH.get("models", [])}
+
+
+def tabular_runs(panels):
+    """One record file per (panel, seed) of the tabular study."""
+    return [f"results/telescoping/runs/tabular/{panel}/seed{seed}.csv"
+            for panel in panels for seed in TABULAR["seeds"]]
+
+
 FIGURES["telescoping"].append(telescoping_figure("fig_1"))  # a drawing: built at every scale
 if APPROXIMATION:
     FIGURES["telescoping"] += [telescoping_figure(f) for f in ("fig_2", "fig_7", "fig_8")]
 FIGURES["telescoping"] += [telescoping_figure(f) for f, families in
                            {**GROKKING_FIGURES, **DOUBLE_DESCENT_FIGURES}.items()
                            if all(family in SMOOTHER_FAMILIES for family in families)]
-if APPROXIMATION or SMOOTHER_FAMILIES:
+from linearlens.experiments.lmc import branch_runs
+
+LMC = TELESCOPING.get("lmc", {})
+LMC_BRANCHES = branch_runs(LMC) if LMC else {}
+
+
+def lmc_parent(branch, seed):
+    return f"results/telescoping/runs/lmc/{branch}/seed{seed}/parent.pt"
+
+
+def lmc_children_runs():
+    """One interpolation file per (branch, outer seed, spawn step, inner seed) of Fig 6."""
+    return [f"results/telescoping/runs/lmc/{branch}/seed{outer}/spawn{step}/inner{inner}.csv"
+            for branch, run in LMC_BRANCHES.items() for outer in run["outer_seeds"]
+            for step in run["spawn_steps"] for inner in run["inner_seeds"]]
+
+
+def lmc_gradient_changes():
+    return [f"results/telescoping/runs/lmc/{branch}/seed{outer}/gradient_change.csv"
+            for branch, run in LMC_BRANCHES.items() for outer in run["outer_seeds"]]
+
+
+FIGURES["telescoping"] += [telescoping_figure(f) for f in TABULAR_FIGURES]
+if LMC:
+    FIGURES["telescoping"].append(telescoping_figure("fig_6"))
+if APPROXIMATION or SMOOTHER_FAMILIES or TABULAR or LMC:
     CLAIMS["telescoping"] = "results/telescoping/claims.json"

@@ -84,3 +84,20 @@ def test_grayscale_luma():
     images = np.zeros((1, 3, 2, 2))
     images[0, 1] = 1.0  # pure green
     assert np.allclose(transforms.grayscale(images), 0.587)
+
+
+def test_standardise_uses_training_statistics_only():
+    rng = np.random.default_rng(0)
+    train = rng.normal(3.0, 2.0, size=(50, 1, 2, 2)).astype(np.float32)
+    train[:, 0, 0, 0] = 1.0  # a constant pixel is only centred, not divided by zero
+    test = train[:5] + 1.0
+    new_train, new_test = transforms.standardise(train, test)
+    flat = new_train.reshape(50, -1)
+    assert new_train.shape == train.shape and new_train.dtype == np.float32
+    np.testing.assert_allclose(flat.mean(0), 0, atol=1e-5)
+    np.testing.assert_allclose(flat[:, 1:].std(0), 1, atol=1e-5)
+    assert np.all(flat[:, 0] == 0)
+    # the test split is shifted by 1 before scaling, so it moves by 1 / (training std), not its own
+    shift = (new_test - new_train[:5]).reshape(5, -1)
+    np.testing.assert_allclose(shift[:, 1:], np.broadcast_to(1 / train.reshape(50, -1)[:, 1:].std(0), (5, 3)), rtol=1e-4)
+    np.testing.assert_allclose(shift[:, 0], 1.0)

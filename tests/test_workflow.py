@@ -96,11 +96,12 @@ def test_smoke_run_builds_everything_and_resumes(tmp_path):
     assert all(name in html for name in datasets)
     summary = json.loads((workdir / "results" / "kernels" / "mlp_tiny_init" / "summary.json").read_text())
     assert summary["shape"] == [12, 2, 12, 2] and 1 <= summary["effective_rank"] <= 24
-    for figure in ("fig_1", "fig_2", "fig_4", "fig_7", "fig_8", "fig_9", "fig_11", "fig_12", "fig_13"):
+    for figure in ("fig_1", "fig_2", "fig_4", "fig_5", "fig_6", "fig_7", "fig_8", "fig_9", "fig_11", "fig_12", "fig_13"):
         for suffix in ("png", "pdf", "json"):
             assert (workdir / "results" / "telescoping" / "figures" / f"{figure}.{suffix}").exists()
     claims = json.loads((workdir / "results" / "telescoping" / "claims.json").read_text())
-    assert claims["scale"] == "smoke" and {c["claim_id"] for c in claims["checks"]} >= {"A1", "A3", "G1", "G2", "S1", "D1", "D2", "D5"}
+    assert claims["scale"] == "smoke" and {c["claim_id"] for c in claims["checks"]} >= {"A1", "A3", "G1", "G2", "S1", "D1", "D2", "D5",
+                                                                                           "T1", "T2", "T3", "T4", "L1", "L2", "L3"}
     assert (workdir / "results" / "telescoping" / "runs" / "approximation" / "sgd" / "lr0.1" / "seed0.csv").exists()
     for name, tolerance in (("gbt_tiny_test", 1e-10), ("xgb_tiny_test", 1e-5)):
         trees = json.loads((workdir / "results" / "kernels" / name / "summary.json").read_text())

@@ -112,18 +112,23 @@ def _final_value(runs: pd.DataFrame, column: str) -> float:
     return float(_seed_mean(runs)[column].iloc[-1])
 
 
+def smoother_check(family: str, settings: dict[str, pd.DataFrame], figure: str) -> ClaimCheck:
+    """S1: the smoother's predictions S·y + c stay on the network's at every logged step of every
+    setting (width, α, ε) of a family; the worst relative gap is reported."""
+    gaps = {name: float((runs["smoother_gap"] / runs["output_scale"].clip(lower=1.0)).max())
+            for name, runs in settings.items()}
+    worst = max(gaps, key=gaps.get)
+    return ClaimCheck(
+        "S1", figure, f"{family}: the smoother reproduces the network (S·y + c ≈ f) at every logged step",
+        f"max |S·y + c − f| / max(1, max |f|) ≤ {SMOOTHER_TOLERANCE:g} over steps, points, settings",
+        f"{gaps[worst]:.3g} ({worst})", gaps[worst] <= SMOOTHER_TOLERANCE)
+
+
 def grokking_checks(families: dict[str, dict[str, pd.DataFrame]], config: dict) -> list[ClaimCheck]:
     """families: {family: {setting: runs}} for the configured families of
     ``telescoping.grokking`` (polynomial, large_init, standard_init)."""
-    checks = []
-    for family, settings in families.items():
-        gaps = {name: float((runs["smoother_gap"] / runs["output_scale"].clip(lower=1.0)).max())
-                for name, runs in settings.items()}
-        worst = max(gaps, key=gaps.get)
-        checks.append(ClaimCheck(
-            "S1", FAMILY_FIGURE.get(family, "fig_4"), f"{family}: the smoother reproduces the network (S·y + c ≈ f) at every logged step",
-            f"max |S·y + c − f| / max(1, max |f|) ≤ {SMOOTHER_TOLERANCE:g} over steps, points, settings",
-            f"{gaps[worst]:.3g} ({worst})", gaps[worst] <= SMOOTHER_TOLERANCE))
+    checks = [smoother_check(family, settings, FAMILY_FIGURE.get(family, "fig_4"))
+              for family, settings in families.items()]
     large = families.get("large_init")
     if large:
         main = config["large_init"]["main"]
@@ -208,6 +213,7 @@ def double_descent_checks(families: dict[str, pd.DataFrame]) -> list[ClaimCheck]
         curve = final.groupby("width").mean(numeric_only=True)
         threshold = interpolation_width(final)
         figure = DOUBLE_DESCENT_FIGURE.get(family, "fig_3")
+        checks.append(smoother_check(family, dict(tuple(runs.groupby("setting"))), figure))
         peak = float(curve["test_mse"].idxmax())
         near = threshold / PEAK_FACTOR <= peak <= threshold * PEAK_FACTOR
         if family != "dd_mnist_clean":
@@ -234,4 +240,71 @@ def double_descent_checks(families: dict[str, pd.DataFrame]) -> list[ClaimCheck]
         checks.append(ClaimCheck(
             "D4", figure, f"{family}: p^train increases with the width",
             f"Spearman ρ(width, p^train) ≥ {MONOTONE_RANK:g}", round(rho_p, 3), rho_p >= MONOTONE_RANK))
+    return checks
+
+
+def tabular_checks(runs: pd.DataFrame, panels: dict) -> list[ClaimCheck]:
+    """Sec. 4.2 on every panel: boosting wins on regular test data, the network loses ground and
+    its kernel ratio grows as irregular rows are mixed in, while the tree ratio stays ≤ 1."""
+    from ..experiments.tabular import relative_mse_table
+
+    relative = relative_mse_table(runs).groupby(["panel", "library", "p"])["r_mse"].mean()
+    ratios = runs.groupby(["panel", "model", "kernel", "p"])["kernel_ratio"].mean()
+    mse = runs.drop_duplicates(["panel", "seed", "model", "p"]).groupby(["panel", "model", "p"])["mse"].mean()
+    checks = []
+    for panel in runs["panel"].unique():
+        figure, name = panels[panel]["figure"], panels[panel].get("label", panel)
+        libraries = sorted(set(runs.loc[runs["panel"] == panel, "model"]) - {"network"})
+        for library in libraries:
+            network, boosting = mse[(panel, "network", 0.0)], mse[(panel, library, 0.0)]
+            checks.append(ClaimCheck(
+                "T1", figure, f"{name}: gradient boosting ({library}) beats the network on regular test data",
+                "MSE_GBT < MSE_NN at p = 0 (seed mean)", f"{boosting:.3g} vs {network:.3g}", bool(boosting < network)))
+            curve = relative[(panel, library)]
+            rho = _rank_correlation(curve)
+            checks.append(ClaimCheck(
+                "T2", figure, f"{name}: the network's relative performance against {library} worsens with p",
+                f"Spearman ρ(p, R_MSE) ≥ {MONOTONE_RANK:g}", round(rho, 3), rho >= MONOTONE_RANK))
+            tree = ratios[(panel, library, "tree")]
+            checks.append(ClaimCheck(
+                "T4", figure, f"{name}: the tree-kernel ratio of {library} stays at or below 1",
+                "R_k(p) ≤ 1 at every p", f"max {tree.max():.3g}", bool((tree <= 1 + 1e-12).all())))
+        network_ratio = ratios[(panel, "network", "batch")]
+        rho = _rank_correlation(network_ratio)
+        checks.append(ClaimCheck(
+            "T3", figure, f"{name}: the network's kernel ratio (Eq. 3 batch kernel) grows with p",
+            f"Spearman ρ(p, R_k) ≥ {MONOTONE_RANK:g}; R_k at the largest p for reference",
+            f"ρ {rho:.3f}, R_k {network_ratio.iloc[-1]:.3g}", rho >= MONOTONE_RANK))
+    return checks
+
+
+def _rank_correlation(curve: pd.Series) -> float:
+    return float(pd.Series(curve.index.to_numpy()).corr(pd.Series(curve.to_numpy()), method="spearman"))
+
+
+def lmc_checks(children: pd.DataFrame, changes: pd.DataFrame) -> list[ClaimCheck]:
+    """Sec. 4.3: LMC sets in as the spawn step grows, sooner after pretraining, and the last
+    layer's gradients stabilise along with it."""
+    gaps = children.drop_duplicates(["branch", "seed", "inner", "spawn_step"])
+    curves = gaps.groupby(["branch", "spawn_step"])["gap_max"].mean()
+    checks = []
+    for branch in curves.index.get_level_values(0).unique():
+        rho = _rank_correlation(curves[branch])
+        checks.append(ClaimCheck(
+            "L1", "fig_6", f"{branch}: the accuracy gap of weight averaging falls as the spawn step grows",
+            f"Spearman ρ(t', gap) ≤ −{MONOTONE_RANK:g}", round(rho, 3), rho <= -MONOTONE_RANK))
+        last = changes[(changes["branch"] == branch) & (changes["order"] == changes["order"].max())]
+        change = last.groupby("spawn_step")["gradient_change"].mean()
+        rho = _rank_correlation(change)
+        checks.append(ClaimCheck(
+            "L3", "fig_6", f"{branch}: the final layer's gradient change falls as the spawn step grows",
+            f"Spearman ρ(t', gradient change of {last['layer'].iloc[0]}) ≤ −{MONOTONE_RANK:g}", round(rho, 3),
+            rho <= -MONOTONE_RANK))
+    if {"random", "pretrained"} <= set(curves.index.get_level_values(0)):
+        shared = sorted(set(curves["random"].index) & set(curves["pretrained"].index))
+        random_gap, pretrained_gap = curves["random"][shared].mean(), curves["pretrained"][shared].mean()
+        checks.append(ClaimCheck(
+            "L2", "fig_6", "the pretrained branch is closer to linearly connected than the random one",
+            f"mean gap over the shared spawn steps {shared}: pretrained < random",
+            f"{pretrained_gap:.3f} vs {random_gap:.3f}", bool(pretrained_gap < random_gap)))
     return checks

@@ -44,7 +44,7 @@ def prepare_dataset(spec: dict) -> tuple[dict[str, np.ndarray], dict]:
     """Apply the transforms of one ``datasets:`` entry of the config to its source.
 
     Order: split (sources without one), class selection or grouping, grayscale, downsampling,
-    pixel rescaling to [0, 1], subsets, then label noise on the training labels only.
+    pixel rescaling to [0, 1], subsets, standardisation, then label noise on the training labels only.
     """
     source = get_source(spec["source"])
     arrays, record = load_source(source, spec.get("source_options", {}))
@@ -97,6 +97,9 @@ def prepare_dataset(spec: dict) -> tuple[dict[str, np.ndarray], dict]:
         for key in (f"x_{split}", f"y_{split}", f"{split}_index"):
             arrays[key] = arrays[key][index]
         steps.append({"step": "subset", "split": split, "n": n, "class_balanced": balanced, "seed": seed})
+    if spec.get("standardise"):
+        arrays["x_train"], arrays["x_test"] = transforms.standardise(arrays["x_train"], arrays["x_test"])
+        steps.append({"step": "standardise", "statistics": "training split, per feature"})
     if spec.get("label_noise", 0) > 0:
         num_classes = int(max(arrays["y_train"].max(), arrays["y_test"].max())) + 1
         arrays["y_train_clean"] = arrays["y_train"]

@@ -155,3 +155,56 @@ def plot_double_descent(columns: list[tuple[pd.DataFrame, str, float]], png_path
         top.set(title=title, ylabel="MSE", xlabel="")
         bottom.set(xlabel="hidden units", ylabel="effective parameters p_ŝ")
     save_figure(fig, png_path, caption, data_source)
+
+
+KERNEL_LABELS = {("network", "batch"): "network, batch kernel (Eq. 3)",
+                 ("network", "full_train"): "network, full training row",
+                 ("sklearn", "tree"): "GBT (scikit-learn)", ("xgboost", "tree"): "GBT (XGBoost)"}
+
+
+def plot_tabular(relative: pd.DataFrame, runs: pd.DataFrame, titles: dict[str, str], png_path,
+                 caption: str, data_source: str) -> None:
+    """Figs 5, 14: one column per panel; top: relative performance R_MSE(p) of the network against
+    each boosting library, bottom: kernel ratios R_k(p); mean ± SE over seeds."""
+    apply_style()
+    panels = list(titles)
+    fig, axes = plt.subplots(2, len(panels), figsize=(4.0 * len(panels), 5.4), layout="constrained",
+                             squeeze=False, sharex=True)
+    runs = runs.assign(curve=[KERNEL_LABELS.get((m, k), f"{m}, {k}") for m, k in zip(runs["model"], runs["kernel"])])
+    for column, panel in enumerate(panels):
+        top, bottom = axes[0, column], axes[1, column]
+        sns.lineplot(data=relative[relative["panel"] == panel], x="p", y="r_mse", hue="library",
+                     errorbar="se", marker="o", ax=top)
+        sns.lineplot(data=runs[runs["panel"] == panel], x="p", y="kernel_ratio", hue="curve",
+                     errorbar="se", marker="o", ax=bottom)
+        bottom.axhline(1.0, color="0.5", linestyle=":", linewidth=1)
+        top.set(title=titles[panel], ylabel="R_MSE (network vs GBT)", xlabel="")
+        bottom.set(xlabel="share p of irregular test rows", ylabel="kernel ratio R_k")
+        for ax in (top, bottom):
+            ax.legend(fontsize=7)
+    save_figure(fig, png_path, caption, data_source)
+
+
+BRANCH_LABELS = {"random": "random initialisation", "pretrained": "pretrained"}
+
+
+def plot_lmc(children: pd.DataFrame, changes: pd.DataFrame, png_path, caption: str, data_source: str) -> None:
+    """Fig 6: (1) the accuracy drop along the line between two children against the step they
+    were spawned at, per branch; (2, 3) the squared change of the gradients over the next epoch,
+    one curve per layer, for each branch. Spawn steps on a symlog axis (t' = 0 included)."""
+    apply_style()
+    branches = list(dict.fromkeys(changes["branch"]))
+    fig, axes = plt.subplots(1, 1 + len(branches), figsize=(4.2 * (1 + len(branches)), 3.6), layout="constrained")
+    gaps = children.drop_duplicates(["branch", "seed", "inner", "spawn_step"])
+    sns.lineplot(data=gaps.assign(branch=gaps["branch"].map(BRANCH_LABELS)), x="spawn_step", y="gap_max",
+                 hue="branch", errorbar="se", marker="o", ax=axes[0])
+    axes[0].set(xscale="symlog", xlim=(0, None), xlabel="spawn step t'", ylabel="accuracy drop under weight averaging",
+                title="linear mode connectivity")
+    for ax, branch in zip(axes[1:], branches):
+        layers = changes[changes["branch"] == branch].sort_values("order")
+        palette = sns.color_palette("viridis", layers["layer"].nunique())
+        sns.lineplot(data=layers, x="spawn_step", y="gradient_change", hue="layer", palette=palette,
+                     errorbar="se", ax=ax, legend=False)
+        ax.set(xscale="symlog", xlim=(0, None), yscale="log", xlabel="spawn step t'", ylabel="squared gradient change",
+               title=f"{BRANCH_LABELS.get(branch, branch)}: layers (dark = first, light = last)")
+    save_figure(fig, png_path, caption, data_source)

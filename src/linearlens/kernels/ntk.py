@@ -501,18 +501,39 @@ def jacobian_from_factors(model: nn.Module, x: Tensor, output: str | int = "full
     outputs, _ = _output_indices(model, x, output)
     factors = layer_factors(model, x, outputs)
     modules = dict(model.named_modules())
-    parts = [_dense_grads(modules[name], factors[name]) for name in modules if name in factors]
-    return torch.cat(parts, dim=2).detach()
+    owned = [(modules[name], factors[name]) for name in modules if name in factors]
+    widths = [_factor_width(module, factor) for module, factor in owned]
+    first = owned[0][1]
+    reference = first.grads if isinstance(first, DenseFactor) else first.output_grads
+    jacobian = reference.new_empty(len(x), len(outputs), sum(widths))
+    start = 0
+    for (module, factor), width in zip(owned, widths):
+        _write_dense_grads(module, factor, jacobian[:, :, start:start + width])
+        start += width
+    return jacobian.detach()
 
 
-def _dense_grads(module: nn.Module, factor) -> Tensor:
+def _factor_width(module: nn.Module, factor) -> int:
+    if isinstance(factor, DenseFactor):  # torch.func's gradients: of the parameters it was given
+        return factor.grads.shape[2]
+    return sum(p.numel() for p in _trainable(module).values())
+
+
+def _write_dense_grads(module: nn.Module, factor, target: Tensor) -> None:
+    """The layer's (n, c, p) gradients written into ``target`` (weight then bias, as
+    ``named_parameters``), without an intermediate copy."""
     if isinstance(factor, DenseFactor):
-        return factor.grads
-    outer = torch.einsum("nco,ni->ncoi", factor.output_grads, factor.inputs)
+        target.copy_(factor.grads)
+        return
+    grads, inputs = factor.output_grads.detach(), factor.inputs.detach()
     params = _trainable(module)
-    if "weight" in params and "bias" in params:
-        return torch.cat([outer[..., :-1].flatten(2), outer[..., -1]], dim=2)
-    return outer.flatten(2) if "weight" in params else outer[..., 0]
+    n, c, out = grads.shape
+    if "weight" in params:
+        width = inputs.shape[1] - ("bias" in params)
+        weight = target[:, :, :out * width].unflatten(2, (out, width))
+        torch.mul(grads[..., None], inputs[:, None, None, :width], out=weight)
+    if "bias" in params:
+        target[:, :, target.shape[2] - out:].copy_(grads * inputs[:, None, -1:])
 
 
 def per_example_jacobian(model: nn.Module, x: Tensor, chunk_size: int = 256) -> Tensor:

@@ -55,6 +55,15 @@ class Affine:
 
     __rmul__ = __mul__
 
+    def clone(self) -> Affine:
+        return Affine(self.labels.clone(), self.constant.clone())
+
+    def scale_add_(self, factor: float, other: Affine, alpha: float = 1.0) -> Affine:
+        """In place: self ← factor · self + alpha · other (no p × n temporaries)."""
+        self.labels.mul_(factor).add_(other.labels, alpha=alpha)
+        self.constant.mul_(factor).add_(other.constant, alpha=alpha)
+        return self
+
 
 class Smoother:
     """Rows s(x) and constants c(x) for the training points followed by the evaluation points."""
@@ -119,12 +128,13 @@ class LabelJacobianSmoother(Smoother):
     def after_step(self) -> None:
         self.steps += 1
         change = self._update(self._signal)
-        self.theta = self.theta + change
-        self.rows += self._gradients @ change.labels
-        self.constants += self._gradients @ change.constant
+        self.theta.scale_add_(1.0, change)
+        self.rows.addmm_(self._gradients, change.labels)
+        self.constants.addmv_(self._gradients, change.constant)
         self._gradients = self._signal = None
 
     def _update(self, gradient: Affine) -> Affine:
+        """Δθ of this step as an affine function of the labels; ``gradient`` may be consumed."""
         group = self.optimizer.param_groups[0]
         if isinstance(self.optimizer, (torch.optim.Adam, torch.optim.AdamW)):
             return self._adam(group, gradient)
@@ -135,20 +145,25 @@ class LabelJacobianSmoother(Smoother):
         return self._sgd(group, gradient)
 
     def _coupled_decay(self, gradient: Affine, decay: float) -> Affine:
-        return gradient + decay * self.theta if decay else gradient
+        return gradient.scale_add_(1.0, self.theta, alpha=decay) if decay else gradient
 
     def _average(self, beta: float, gradient: Affine) -> None:
         """The EMA first moment m = β m + (1 − β) g, starting from m = 0."""
-        fresh = (1 - beta) * gradient
-        self.momentum = fresh if self.momentum is None else beta * self.momentum + fresh
+        if self.momentum is None:
+            self.momentum = (1 - beta) * gradient
+        else:
+            self.momentum.scale_add_(beta, gradient, alpha=1 - beta)
 
     def _sgd(self, group: dict, gradient: Affine) -> Affine:
         direction = self._coupled_decay(gradient, group["weight_decay"])
         mu = group["momentum"]
         if mu:
-            self.momentum = direction if self.momentum is None else \
-                mu * self.momentum + (1 - group["dampening"]) * direction
-            direction = direction + mu * self.momentum if group["nesterov"] else self.momentum
+            if self.momentum is None:
+                self.momentum = direction.clone()
+            else:
+                self.momentum.scale_add_(mu, direction, alpha=1 - group["dampening"])
+            direction = direction.scale_add_(1.0, self.momentum, alpha=mu) if group["nesterov"] \
+                else self.momentum
         return -group["lr"] * direction
 
     def _adam(self, group: dict, gradient: Affine) -> Affine:
@@ -161,8 +176,8 @@ class LabelJacobianSmoother(Smoother):
         second = torch.cat([s["exp_avg_sq"].reshape(-1) for s in states]).double()
         step = float(states[0]["step"])
         denominator = second.sqrt() / (1 - beta2 ** step) ** 0.5 + group["eps"]
-        change = (-lr / (1 - beta1 ** step)) * (self.momentum * (1 / denominator))
-        return change + (-lr * decay) * self.theta if decoupled and decay else change
+        change = self.momentum * ((-lr / (1 - beta1 ** step)) / denominator)
+        return change.scale_add_(1.0, self.theta, alpha=-lr * decay) if decoupled and decay else change
 
 
 class SGDKernelSmoother(Smoother):

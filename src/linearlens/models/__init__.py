@@ -15,9 +15,10 @@ from ..train import load_checkpoint, save_checkpoint
 from .cnn import small_cnn
 from .mlp import mlp
 from .polynomial import polynomial_net
-from .resnet import resnet20
+from .resnet import cifar_resnet, resnet20
 
-ZOO = {"mlp": mlp, "small_cnn": small_cnn, "resnet20": resnet20, "polynomial_net": polynomial_net}
+ZOO = {"mlp": mlp, "small_cnn": small_cnn, "resnet20": resnet20, "cifar_resnet": cifar_resnet,
+       "polynomial_net": polynomial_net}
 
 
 def build_model(spec: dict) -> nn.Module:
@@ -45,5 +46,5 @@ def load_model(path: str | Path, device: str | torch.device = "cpu") -> tuple[nn
     return model.eval(), state.get("metadata", {})
 
 
-__all__ = ["ZOO", "build_model", "load_model", "mlp", "polynomial_net", "resnet20", "save_model",
+__all__ = ["ZOO", "build_model", "cifar_resnet", "load_model", "mlp", "polynomial_net", "resnet20", "save_model",
            "small_cnn"]

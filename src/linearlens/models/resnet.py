@@ -37,16 +37,18 @@ class BasicBlock(nn.Module):
         return F.relu(out + self.shortcut(x))
 
 
-def resnet20(num_classes: int = 10, in_channels: int = 3, width: int = 16,
-             shortcut: str = "A") -> nn.Sequential:
-    """shortcut "A" (zero-padding, Idelbayev's CIFAR implementation) or "B" (1x1 projections)."""
+def cifar_resnet(blocks_per_stage: int = 3, num_classes: int = 10, in_channels: int = 3, width: int = 16,
+                 shortcut: str = "A") -> nn.Sequential:
+    """He et al.'s CIFAR ResNet-(6b + 2): three stages of b basic blocks at width, 2·width and
+    4·width channels. shortcut "A" (zero-padding, Idelbayev's CIFAR implementation) or "B" (1x1
+    projections)."""
     if shortcut not in ("A", "B"):
         raise ValueError(f"shortcut must be 'A' or 'B', got {shortcut!r}")
     layers: list[nn.Module] = [nn.Conv2d(in_channels, width, 3, padding=1, bias=False),
                                nn.BatchNorm2d(width), nn.ReLU()]
     channels = width
     for stage, stage_width in enumerate((width, 2 * width, 4 * width)):
-        for block in range(3):
+        for block in range(blocks_per_stage):
             stride = 2 if stage > 0 and block == 0 else 1
             layers.append(BasicBlock(channels, stage_width, stride, shortcut))
             channels = stage_width
@@ -56,3 +58,8 @@ def resnet20(num_classes: int = 10, in_channels: int = 3, width: int = 16,
         if isinstance(module, (nn.Conv2d, nn.Linear)):
             nn.init.kaiming_normal_(module.weight)
     return model
+
+
+def resnet20(num_classes: int = 10, in_channels: int = 3, width: int = 16, shortcut: str = "A") -> nn.Sequential:
+    """ResNet-20: three blocks per stage."""
+    return cifar_resnet(3, num_classes, in_channels, width, shortcut)

@@ -1,0 +1,309 @@
+"""Gradient boosting against a network on tabular data under test-time irregularity
+(telescoping lens, Sec. 4.2 and App. C.2: Figs 5 and 14; spec recipes C, D, E).
+
+The study uses every row of a prepared dataset: features are preprocessed (log of skewed
+features, z-scores, z-scored target), the most irregular 10% of rows by a PCA score form the
+irregular pool, the regular rest is split into training rows and a regular test reserve, and test
+sets mix the two in proportions p. Both models are scored on every test set (MSE^p) and through
+their kernels: the ratio of the largest kernel-row norm on a test set to the largest on the
+training set, averaged over trees (boosting) or optimisation steps (network).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import stats
+
+PC1 = "pc1"            # App. C.2: |PC1 − median(PC1)|
+CENTROID = "centroid"  # Sec. 4.2: distance from the centroid in a low-dimensional PCA space
+
+
+def preprocess(x: np.ndarray, y: np.ndarray, train: np.ndarray, skew_threshold: float = 1.0) -> tuple:
+    """GOV22-style preprocessing fitted on the rows ``train``: features whose training skewness
+    exceeds ``skew_threshold`` in absolute value go through sign(x)·log(1 + |x|); then every
+    feature and the target are z-scored. Returns (x, y, record of what was done)."""
+    x = np.asarray(x, dtype=np.float64).copy()
+    skewed = np.flatnonzero(np.abs(stats.skew(x[train], axis=0)) > skew_threshold)
+    x[:, skewed] = np.sign(x[:, skewed]) * np.log1p(np.abs(x[:, skewed]))
+    mean, scale = x[train].mean(0), x[train].std(0)
+    x = (x - mean) / np.where(scale > 0, scale, 1.0)
+    y_mean, y_scale = float(np.mean(y[train])), float(np.std(y[train]))
+    record = {"log_features": skewed.tolist(), "skew_threshold": skew_threshold,
+              "target_mean": y_mean, "target_scale": y_scale}
+    return x, (np.asarray(y, dtype=np.float64) - y_mean) / y_scale, record
+
+
+def irregularity_scores(x: np.ndarray, definition: str = PC1, components: int = 2) -> np.ndarray:
+    """How far each (standardised) row lies from the bulk: |PC1 − median(PC1)|, or the distance
+    from the centroid in the space of the first ``components`` principal components."""
+    from sklearn.decomposition import PCA  # imported here: scikit-learn loads slowly
+
+    if definition == PC1:
+        first = PCA(n_components=1).fit_transform(x)[:, 0]
+        return np.abs(first - np.median(first))
+    if definition == CENTROID:
+        projected = PCA(n_components=components).fit_transform(x)
+        return np.linalg.norm(projected - projected.mean(0), axis=1)
+    raise ValueError(f"irregularity definition must be {PC1!r} or {CENTROID!r}, got {definition!r}")
+
+
+def irregular_split(scores: np.ndarray, irregular_fraction: float, n_regular_test: int,
+                    seed: int) -> dict[str, np.ndarray]:
+    """Row indices: the ``irregular`` pool (the top ``irregular_fraction`` of scores), a random
+    ``regular_test`` reserve of the other rows, and the ``train`` rows (the regular rest)."""
+    n = len(scores)
+    n_irregular = int(round(irregular_fraction * n))
+    order = np.argsort(scores, kind="stable")
+    irregular, regular = np.sort(order[n - n_irregular:]), order[:n - n_irregular]
+    if n_regular_test >= len(regular):
+        raise ValueError(f"a regular test reserve of {n_regular_test} leaves no training rows "
+                         f"({len(regular)} regular rows)")
+    shuffled = np.random.default_rng(seed).permutation(regular)
+    return {"train": np.sort(shuffled[n_regular_test:]), "regular_test": np.sort(shuffled[:n_regular_test]),
+            "irregular": irregular}
+
+
+def mixed_test_sets(regular_test: np.ndarray, irregular: np.ndarray, proportions, n_test: int,
+                    seed: int) -> dict[float, np.ndarray]:
+    """For every proportion p, ``n_test`` row indices of which round(p · n_test) come from the
+    irregular pool and the rest from the regular test reserve. The sets are nested draws from
+    one shuffle of each pool, so a larger p only swaps regular rows for further irregular ones
+    and the curves over p are not blurred by redrawing."""
+    rng = np.random.default_rng(seed)
+    irregular_order, regular_order = rng.permutation(irregular), rng.permutation(regular_test)
+    sets = {}
+    for p in proportions:
+        k = int(round(p * n_test))
+        if k > len(irregular) or n_test - k > len(regular_test):
+            raise ValueError(f"p = {p}: {k} irregular and {n_test - k} regular rows requested, "
+                             f"{len(irregular)} and {len(regular_test)} available")
+        sets[float(p)] = np.concatenate([irregular_order[:k], regular_order[:n_test - k]])
+    return sets
+
+
+def relative_mse(mse_network: dict[float, float], mse_boosting: dict[float, float]) -> dict[float, float]:
+    """R_MSE(p) = (MSE^p_NN − MSE^p_GBT) / (MSE^0_NN − MSE^0_GBT); 1 at p = 0 by construction."""
+    base = mse_network[0.0] - mse_boosting[0.0]
+    return {p: (mse_network[p] - mse_boosting[p]) / base for p in mse_network}
+
+
+def kernel_ratio(train_norms: np.ndarray, test_norms: np.ndarray) -> float:
+    """R_k = mean_t max_{j ∈ test} ‖k_t(x_j)‖ / mean_t max_{i ∈ train} ‖k_t(x_i)‖, with the norms
+    given as (points, T) arrays (T trees or logged steps)."""
+    return float(np.max(test_norms, axis=0).mean() / np.max(train_norms, axis=0).mean())
+
+
+class KernelNormTracker:
+    """Kernel-row norms of the network at θ_{t−1} for all tracked points (the training rows
+    first): the batch-restricted row of Eq. 3, (1/|B|)·‖K_t(x, x_B)‖, every ``every`` steps, and
+    the full training row ‖K_t(x, X_train)‖ / n every ``full_every`` steps (spec trap 16: both
+    are logged; the second costs n_train/|B| times more)."""
+
+    def __init__(self, model, x_all, n_train: int, every: int, full_every: int):
+        self.model, self.x_all, self.n_train = model, x_all, n_train
+        self.every, self.full_every = every, full_every
+        self.steps = 0
+        self.batch_norms: list = []
+        self.full_norms: list = []
+
+    def before_step(self, batch) -> None:
+        import torch
+
+        from ..kernels.ntk import ntk_block
+
+        self.steps += 1
+        if (self.steps - 1) % self.full_every == 0:
+            kernel = ntk_block(self.model, self.x_all, torch.arange(self.n_train), output=0).double()
+            self.full_norms.append((kernel.norm(dim=1) / self.n_train).numpy())
+            batch_kernel = kernel[:, batch]
+        elif (self.steps - 1) % self.every == 0:
+            batch_kernel = ntk_block(self.model, self.x_all, batch, output=0).double()
+        else:
+            return
+        self.batch_norms.append((batch_kernel.norm(dim=1) / len(batch)).numpy())
+
+    def after_step(self) -> None:
+        pass
+
+    def norms(self, variant: str) -> np.ndarray:
+        """(points, logged steps) for ``batch`` or ``full_train``."""
+        return np.stack(self.batch_norms if variant == "batch" else self.full_norms, axis=1)
+
+
+def study_rows(data_npz, study: dict) -> tuple[np.ndarray, np.ndarray, dict, dict]:
+    """Every row of a prepared dataset, preprocessed, with the irregular split and the mixed test
+    sets of ``study`` (irregularity, irregular_fraction, n_test, proportions, split_seed).
+    Returns (x, y, split indices, {p: test indices})."""
+    from ..data import load_prepared
+
+    arrays = load_prepared(data_npz)
+    x = np.concatenate([arrays["x_train"], arrays["x_test"]]).reshape(-1, arrays["x_train"][0].size)
+    y = np.concatenate([arrays["y_train"], arrays["y_test"]]).astype(np.float64)
+    normalised = (x - x.mean(0)) / np.where(x.std(0) > 0, x.std(0), 1.0)
+    scores = irregularity_scores(normalised, study.get("irregularity", PC1))
+    seed = study.get("split_seed", 0)
+    split = irregular_split(scores, study["irregular_fraction"], study["n_test"], seed)
+    x, y, _ = preprocess(x, y, split["train"])
+    sets = mixed_test_sets(split["regular_test"], split["irregular"], study["proportions"],
+                           study["n_test"], seed)
+    return x, y, split, sets
+
+
+def boosting_scores(library: str, params: dict, x, y, split, sets, seed: int) -> list[dict]:
+    """MSE^p and the tree-kernel ratio R_k(p) of a boosted ensemble fitted on the training rows."""
+    from ..kernels.trees import leaves_of, tree_kernel_row_norms
+    from ..train.trees import fit_tree_ensemble
+
+    train = split["train"]
+    model = fit_tree_ensemble(library, x[train], y[train], params, seed)
+    leaves = leaves_of(model, x[train])
+    train_norms = tree_kernel_row_norms(leaves, leaves.leaf_ids(model, x[train]))
+    rows = []
+    for p, test in sets.items():
+        test_norms = tree_kernel_row_norms(leaves, leaves.leaf_ids(model, x[test]))
+        rows.append({"model": library, "kernel": "tree", "p": p,
+                     "mse": float(np.mean((model.predict(x[test]) - y[test]) ** 2)),
+                     "kernel_ratio": kernel_ratio(train_norms, test_norms)})
+    return rows
+
+
+def new_network(run: dict, in_features: int, seed: int):
+    """The paper's MLP for ``run``, seeded."""
+    from ..models import build_model
+    from ..train import seed_everything
+
+    seed_everything(seed)
+    return build_model({**run["model"], "in_features": in_features, "out_features": 1})
+
+
+def fit_network(model, run: dict, x_train: np.ndarray, y_train: np.ndarray, seed: int, trackers=()):
+    """Train ``model`` on (x_train, y_train) for ``run["epochs"]`` epochs (float32)."""
+    import torch
+
+    from ..train.loop import train_steps
+    from ..train.optimisers import build_optimiser
+
+    optimizer = build_optimiser(run["optimiser"], model.parameters())
+    steps = run["epochs"] * -(-len(x_train) // run["batch_size"])
+    train_steps(model, optimizer, torch.as_tensor(x_train, dtype=torch.float32),
+                torch.as_tensor(y_train, dtype=torch.float32), loss=run["loss"], steps=steps,
+                batch_size=run["batch_size"], seed=seed, trackers=trackers)
+    return model
+
+
+def network_predictions(model, x: np.ndarray) -> np.ndarray:
+    import torch
+
+    with torch.no_grad():
+        return model(torch.as_tensor(x, dtype=torch.float32)).reshape(-1).double().numpy()
+
+
+def network_scores(run: dict, x, y, split, sets, seed: int) -> list[dict]:
+    """Train the MLP on the training rows while its kernel-row norms are tracked on the training
+    rows and on every test row; MSE^p and R_k(p) for both kernel variants."""
+    import torch
+
+    train = split["train"]
+    tested = np.unique(np.concatenate(list(sets.values())))
+    position = {row: len(train) + i for i, row in enumerate(tested)}
+    x_all = np.concatenate([x[train], x[tested]])
+    model = new_network(run, x.shape[1], seed)
+    tracker = KernelNormTracker(model, torch.as_tensor(x_all, dtype=torch.float32), len(train),
+                                run["kernel_every"], run["full_kernel_every"])
+    fit_network(model, run, x[train], y[train], seed, trackers=[tracker])
+    predictions = network_predictions(model, x_all)
+    rows = []
+    for variant in ("batch", "full_train"):
+        norms = tracker.norms(variant)
+        for p, test in sets.items():
+            at = [position[row] for row in test]
+            rows.append({"model": "network", "kernel": variant, "p": p,
+                         "mse": float(np.mean((predictions[at] - y[test]) ** 2)),
+                         "kernel_ratio": kernel_ratio(norms[:len(train)], norms[at])})
+    return rows
+
+
+# GOV22's search spaces as the paper restricts them (spec Fig 5): squared loss, no subsampling.
+BOOSTING_DEPTHS = (None, 2, 3, 4, 5)
+BOOSTING_DEPTH_WEIGHTS = (0.1, 0.1, 0.6, 0.1, 0.1)
+SEARCHABLE = ("sklearn", "network")
+
+
+def sample_hyperparameters(model: str, rng: np.random.Generator) -> dict:
+    """One draw: boosting learning_rate ~ LogNormal(log 0.01, log 10), n_estimators ~
+    LogUniformInt[10.5, 1000.5], max_depth from (None, 2, 3, 4, 5) with weights (.1, .1, .6, .1,
+    .1); the network's learning rate ~ LogUniform[1e-5, 1e-2]."""
+    if model == "sklearn":
+        return {"learning_rate": float(np.exp(rng.normal(np.log(0.01), np.log(10)))),
+                "n_estimators": int(round(np.exp(rng.uniform(np.log(10.5), np.log(1000.5))))),
+                "max_depth": BOOSTING_DEPTHS[rng.choice(len(BOOSTING_DEPTHS), p=BOOSTING_DEPTH_WEIGHTS)]}
+    if model == "network":
+        return {"lr": float(np.exp(rng.uniform(np.log(1e-5), np.log(1e-2))))}
+    raise ValueError(f"no search space for {model!r}; searchable: {SEARCHABLE}")
+
+
+def with_hyperparameters(experiment: dict, model: str, params: dict) -> dict:
+    """``experiment`` with one model's settings replaced by searched ones."""
+    if model == "network":
+        network = experiment["network"]
+        return {**experiment, "network": {**network, "optimiser": {**network["optimiser"], **params}}}
+    return {**experiment, "boosting": {**experiment["boosting"], model: {**experiment["boosting"][model], **params}}}
+
+
+def random_search(data_npz, experiment: dict, model: str, iterations: int, n_validation: int,
+                  seed: int = 0) -> dict:
+    """The paper's random search for one model: ``iterations`` draws, each fitted on the training
+    rows less a validation split of ``n_validation`` rows and scored by validation MSE.
+    Returns {"best": params, "trials": [{**params, "validation_mse"}]}."""
+    from ..train.trees import fit_tree_ensemble
+
+    x, y, split, _ = study_rows(data_npz, experiment["study"])
+    rng = np.random.default_rng(seed)
+    shuffled = rng.permutation(split["train"])
+    valid, fit = shuffled[:n_validation], shuffled[n_validation:]
+    trials = []
+    for _ in range(iterations):
+        params = sample_hyperparameters(model, rng)
+        trial = with_hyperparameters(experiment, model, params)
+        if model == "network":
+            run = trial["network"]
+            network = fit_network(new_network(run, x.shape[1], seed), run, x[fit], y[fit], seed)
+            predictions = network_predictions(network, x[valid])
+        else:
+            ensemble = fit_tree_ensemble(model, x[fit], y[fit], trial["boosting"][model], seed)
+            predictions = ensemble.predict(x[valid])
+        trials.append({**params, "validation_mse": float(np.mean((predictions - y[valid]) ** 2))})
+    best = min(trials, key=lambda t: t["validation_mse"])
+    return {"best": {k: v for k, v in best.items() if k != "validation_mse"}, "trials": trials}
+
+
+def tabular_run(data_npz, experiment: dict, seed: int, searched: dict | None = None):
+    """One seed of the study on one dataset: the network and every configured boosting library,
+    scored on every mixed test set. ``experiment`` holds study, network and boosting;
+    ``searched`` maps a model to the hyper-parameters its search chose."""
+    import pandas as pd
+
+    for model, params in (searched or {}).items():
+        experiment = with_hyperparameters(experiment, model, params)
+    x, y, split, sets = study_rows(data_npz, experiment["study"])
+    rows = network_scores(experiment["network"], x, y, split, sets, seed)
+    for library, params in experiment["boosting"].items():
+        rows += boosting_scores(library, params, x, y, split, sets, seed)
+    frame = pd.DataFrame.from_records(rows)
+    frame["n_train"], frame["n_irregular"] = len(split["train"]), len(split["irregular"])
+    return frame
+
+
+def relative_mse_table(runs):
+    """R_MSE(p) of the network against each boosting library, per (panel, seed): columns panel,
+    seed, library, p, r_mse."""
+    import pandas as pd
+
+    records = []
+    for (panel, seed), run in runs.groupby(["panel", "seed"]):
+        mse = run.drop_duplicates(["model", "p"]).set_index(["model", "p"])["mse"]
+        network = mse["network"].to_dict()
+        for library in sorted(set(run["model"]) - {"network"}):
+            for p, ratio in relative_mse(network, mse[library].to_dict()).items():
+                records.append({"panel": panel, "seed": seed, "library": library, "p": p, "r_mse": ratio})
+    return pd.DataFrame.from_records(records)
