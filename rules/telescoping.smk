@@ -128,7 +128,7 @@ rule plot_telescoping_double_descent:
 rule telescoping_tabular_search:
     input:
         data=lambda w: prepared(TABULAR_PANELS[w.panel]["dataset"]),
-        code=lib_code("experiments/tabular", "models", "train"),
+        code=lib_code("experiments/tabular", "kernels", "models", "train"),
     output:
         "results/telescoping/runs/tabular/{panel}/search_{model}.json",
     params:

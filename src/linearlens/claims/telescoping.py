@@ -232,11 +232,11 @@ def double_descent_checks(families: dict[str, pd.DataFrame]) -> list[ClaimCheck]
             f"final p^test < p^train at every width ≥ {PEAK_FACTOR:g}× the threshold",
             "; ".join(f"{int(w)}: {r.p_test:.0f} vs {r.p_train:.0f}" for w, r in wide.iterrows()),
             bool(len(wide)) and bool((wide["p_test"] < wide["p_train"]).all())))
-        rho_train = float(pd.Series(curve.index).corr(pd.Series(curve["train_mse"].to_numpy()), method="spearman"))
+        rho_train = _rank_correlation(curve["train_mse"])
         checks.append(ClaimCheck(
             "D3", figure, f"{family}: the training MSE decreases with the width",
             f"Spearman ρ(width, train MSE) ≤ −{MONOTONE_RANK:g}", round(rho_train, 3), rho_train <= -MONOTONE_RANK))
-        rho_p = float(pd.Series(curve.index).corr(pd.Series(curve["p_train"].to_numpy()), method="spearman"))
+        rho_p = _rank_correlation(curve["p_train"])
         checks.append(ClaimCheck(
             "D4", figure, f"{family}: p^train increases with the width",
             f"Spearman ρ(width, p^train) ≥ {MONOTONE_RANK:g}", round(rho_p, 3), rho_p >= MONOTONE_RANK))

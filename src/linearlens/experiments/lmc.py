@@ -15,11 +15,15 @@ import copy
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
+from ..data import load_prepared
 from ..kernels.ntk import jacobian_from_factors
+from ..models import build_model
+from ..train import seed_everything
 from ..train.loop import batches
 
 
@@ -181,8 +185,6 @@ def spawn_seeds(outer: int, spawn: int, inner: int) -> tuple[int, int]:
 
 def image_task(data_npz) -> dict[str, Tensor]:
     """float32 images (N, C, H, W) and integer labels of a prepared image dataset."""
-    from ..data import load_prepared
-
     arrays = load_prepared(data_npz)
     return {f"{kind}_{split}": torch.as_tensor(arrays[f"{kind}_{split}"],
                                                dtype=torch.float32 if kind == "x" else torch.long)
@@ -190,9 +192,6 @@ def image_task(data_npz) -> dict[str, Tensor]:
 
 
 def new_network(run: dict, task: dict[str, Tensor], seed: int) -> nn.Module:
-    from ..models import build_model
-    from ..train import seed_everything
-
     seed_everything(seed)
     classes = int(max(task["y_train"].max(), task["y_test"].max())) + 1
     return build_model({**run["model"], "in_channels": task["x_train"].shape[1], "num_classes": classes})
@@ -213,8 +212,6 @@ def parent_run(data_npz, run: dict, seed: int, initial: dict | None = None):
     """Train the parent from a fresh (or the given) initialisation; returns its training states
     at every spawn step and the per-layer gradient change over the ``change_steps`` after each,
     measured on the first ``probe_size`` test images."""
-    import pandas as pd
-
     task = image_task(data_npz)
     model = new_network(run, task, seed)
     if initial is not None:
@@ -235,8 +232,6 @@ def parent_run(data_npz, run: dict, seed: int, initial: dict | None = None):
 def children_run(data_npz, run: dict, state: TrainingState, outer: int, inner: int):
     """Two children of the parent state at one spawn step; the interpolation curve between them
     and both accuracy gaps."""
-    import pandas as pd
-
     task = image_task(data_npz)
     model = new_network(run, task, outer)
     schedule = Schedule.from_config(run["schedule"])

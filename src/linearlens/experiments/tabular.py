@@ -12,7 +12,18 @@ training set, averaged over trees (boosting) or optimisation steps (network).
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
+import torch
 from scipy import stats
+
+from ..data import load_prepared
+from ..kernels.ntk import ntk_block
+from ..kernels.trees import leaves_of, tree_kernel_row_norms
+from ..models import build_model
+from ..train import seed_everything
+from ..train.loop import train_steps
+from ..train.optimisers import build_optimiser
+from ..train.trees import fit_tree_ensemble
 
 PC1 = "pc1"            # App. C.2: |PC1 − median(PC1)|
 CENTROID = "centroid"  # Sec. 4.2: distance from the centroid in a low-dimensional PCA space
@@ -25,12 +36,19 @@ def preprocess(x: np.ndarray, y: np.ndarray, train: np.ndarray, skew_threshold: 
     x = np.asarray(x, dtype=np.float64).copy()
     skewed = np.flatnonzero(np.abs(stats.skew(x[train], axis=0)) > skew_threshold)
     x[:, skewed] = np.sign(x[:, skewed]) * np.log1p(np.abs(x[:, skewed]))
-    mean, scale = x[train].mean(0), x[train].std(0)
-    x = (x - mean) / np.where(scale > 0, scale, 1.0)
+    x = zscore(x, x[train])
     y_mean, y_scale = float(np.mean(y[train])), float(np.std(y[train]))
     record = {"log_features": skewed.tolist(), "skew_threshold": skew_threshold,
               "target_mean": y_mean, "target_scale": y_scale}
     return x, (np.asarray(y, dtype=np.float64) - y_mean) / y_scale, record
+
+
+def zscore(x: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """Each column centred and scaled by ``reference``'s mean and standard deviation (constant
+    columns only centred)."""
+    from sklearn.preprocessing import StandardScaler  # imported here: scikit-learn loads slowly
+
+    return StandardScaler().fit(reference).transform(x)
 
 
 def irregularity_scores(x: np.ndarray, definition: str = PC1, components: int = 2) -> np.ndarray:
@@ -107,10 +125,6 @@ class KernelNormTracker:
         self.full_norms: list = []
 
     def before_step(self, batch) -> None:
-        import torch
-
-        from ..kernels.ntk import ntk_block
-
         self.steps += 1
         if (self.steps - 1) % self.full_every == 0:
             kernel = ntk_block(self.model, self.x_all, torch.arange(self.n_train), output=0).double()
@@ -134,13 +148,10 @@ def study_rows(data_npz, study: dict) -> tuple[np.ndarray, np.ndarray, dict, dic
     """Every row of a prepared dataset, preprocessed, with the irregular split and the mixed test
     sets of ``study`` (irregularity, irregular_fraction, n_test, proportions, split_seed).
     Returns (x, y, split indices, {p: test indices})."""
-    from ..data import load_prepared
-
     arrays = load_prepared(data_npz)
     x = np.concatenate([arrays["x_train"], arrays["x_test"]]).reshape(-1, arrays["x_train"][0].size)
     y = np.concatenate([arrays["y_train"], arrays["y_test"]]).astype(np.float64)
-    normalised = (x - x.mean(0)) / np.where(x.std(0) > 0, x.std(0), 1.0)
-    scores = irregularity_scores(normalised, study.get("irregularity", PC1))
+    scores = irregularity_scores(zscore(x, x), study.get("irregularity", PC1))
     seed = study.get("split_seed", 0)
     split = irregular_split(scores, study["irregular_fraction"], study["n_test"], seed)
     x, y, _ = preprocess(x, y, split["train"])
@@ -151,9 +162,6 @@ def study_rows(data_npz, study: dict) -> tuple[np.ndarray, np.ndarray, dict, dic
 
 def boosting_scores(library: str, params: dict, x, y, split, sets, seed: int) -> list[dict]:
     """MSE^p and the tree-kernel ratio R_k(p) of a boosted ensemble fitted on the training rows."""
-    from ..kernels.trees import leaves_of, tree_kernel_row_norms
-    from ..train.trees import fit_tree_ensemble
-
     train = split["train"]
     model = fit_tree_ensemble(library, x[train], y[train], params, seed)
     leaves = leaves_of(model, x[train])
@@ -169,20 +177,12 @@ def boosting_scores(library: str, params: dict, x, y, split, sets, seed: int) ->
 
 def new_network(run: dict, in_features: int, seed: int):
     """The paper's MLP for ``run``, seeded."""
-    from ..models import build_model
-    from ..train import seed_everything
-
     seed_everything(seed)
     return build_model({**run["model"], "in_features": in_features, "out_features": 1})
 
 
 def fit_network(model, run: dict, x_train: np.ndarray, y_train: np.ndarray, seed: int, trackers=()):
     """Train ``model`` on (x_train, y_train) for ``run["epochs"]`` epochs (float32)."""
-    import torch
-
-    from ..train.loop import train_steps
-    from ..train.optimisers import build_optimiser
-
     optimizer = build_optimiser(run["optimiser"], model.parameters())
     steps = run["epochs"] * -(-len(x_train) // run["batch_size"])
     train_steps(model, optimizer, torch.as_tensor(x_train, dtype=torch.float32),
@@ -192,8 +192,6 @@ def fit_network(model, run: dict, x_train: np.ndarray, y_train: np.ndarray, seed
 
 
 def network_predictions(model, x: np.ndarray) -> np.ndarray:
-    import torch
-
     with torch.no_grad():
         return model(torch.as_tensor(x, dtype=torch.float32)).reshape(-1).double().numpy()
 
@@ -201,8 +199,6 @@ def network_predictions(model, x: np.ndarray) -> np.ndarray:
 def network_scores(run: dict, x, y, split, sets, seed: int) -> list[dict]:
     """Train the MLP on the training rows while its kernel-row norms are tracked on the training
     rows and on every test row; MSE^p and R_k(p) for both kernel variants."""
-    import torch
-
     train = split["train"]
     tested = np.unique(np.concatenate(list(sets.values())))
     position = {row: len(train) + i for i, row in enumerate(tested)}
@@ -255,8 +251,6 @@ def random_search(data_npz, experiment: dict, model: str, iterations: int, n_val
     """The paper's random search for one model: ``iterations`` draws, each fitted on the training
     rows less a validation split of ``n_validation`` rows and scored by validation MSE.
     Returns {"best": params, "trials": [{**params, "validation_mse"}]}."""
-    from ..train.trees import fit_tree_ensemble
-
     x, y, split, _ = study_rows(data_npz, experiment["study"])
     rng = np.random.default_rng(seed)
     shuffled = rng.permutation(split["train"])
@@ -281,8 +275,6 @@ def tabular_run(data_npz, experiment: dict, seed: int, searched: dict | None = N
     """One seed of the study on one dataset: the network and every configured boosting library,
     scored on every mixed test set. ``experiment`` holds study, network and boosting;
     ``searched`` maps a model to the hyper-parameters its search chose."""
-    import pandas as pd
-
     for model, params in (searched or {}).items():
         experiment = with_hyperparameters(experiment, model, params)
     x, y, split, sets = study_rows(data_npz, experiment["study"])
@@ -297,8 +289,6 @@ def tabular_run(data_npz, experiment: dict, seed: int, searched: dict | None = N
 def relative_mse_table(runs):
     """R_MSE(p) of the network against each boosting library, per (panel, seed): columns panel,
     seed, library, p, r_mse."""
-    import pandas as pd
-
     records = []
     for (panel, seed), run in runs.groupby(["panel", "seed"]):
         mse = run.drop_duplicates(["model", "p"]).set_index(["model", "p"])["mse"]
