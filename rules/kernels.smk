@@ -44,6 +44,7 @@ rule benchmark_telescoping:
         "results/benchmarks/telescoping.csv",
     params:
         settings=config["benchmarks"].get("telescoping", {"cases": {}, "methods": [], "timeout_s": 1}),
+        device=config["device"],
     log:
         "results/logs/benchmark_telescoping.log",
     threads: threads_for("benchmark")

@@ -24,6 +24,7 @@ rule telescoping_approximation_run:
         "results/telescoping/runs/approximation/{setting}/lr{lr}/seed{seed}.csv",
     params:
         run=lambda w: APPROXIMATION_RUNS[(w.setting, w.lr)],
+        device=config["device"],
     log:
         "results/logs/telescoping/approximation/{setting}/lr{lr}/seed{seed}.log",
     benchmark:
@@ -69,6 +70,7 @@ rule telescoping_smoother_run:
         "results/telescoping/runs/{family}/{setting}/seed{seed}.csv",
     params:
         run=lambda w: SMOOTHER_RUNS[w.family][w.setting],
+        device=config["device"],
     log:
         "results/logs/telescoping/{family}/{setting}/seed{seed}.log",
     benchmark:
@@ -90,7 +92,7 @@ rule plot_telescoping_grokking:
     input:
         runs=lambda w: smoother_runs(GROKKING_FIGURES[w.figure]),
         provenance=lambda w: [f"results/data/{GROKKING[f]['dataset']}.json" for f in GROKKING_FIGURES[w.figure]],
-        code=lib_code("figures"),
+        code=lib_code("figures", "claims"),
     output:
         "results/telescoping/figures/{figure}.png",
     params:
@@ -134,6 +136,7 @@ rule telescoping_tabular_search:
     params:
         experiment=TABULAR,
         search=TABULAR_SEARCH,
+        device=config["device"],
     log:
         "results/logs/telescoping/tabular/{panel}/search_{model}.log",
     benchmark:
@@ -142,6 +145,8 @@ rule telescoping_tabular_search:
         panel=alternatives(TABULAR_PANELS),
         model=alternatives(TABULAR_SEARCH.get("models", [])),
     threads: threads_for("train")
+    resources:
+        gpu=gpu_request(),
     conda:
         "../envs/torch.yaml"
     script:
@@ -154,10 +159,14 @@ rule telescoping_tabular_run:
         data=lambda w: prepared(TABULAR_PANELS[w.panel]["dataset"]),
         code=lib_code("experiments/tabular", "kernels", "models", "train"),
     output:
-        "results/telescoping/runs/tabular/{panel}/seed{seed}.csv",
+        records="results/telescoping/runs/tabular/{panel}/seed{seed}.csv",
+        provenance="results/telescoping/runs/tabular/{panel}/seed{seed}.json",
+        **{f"ensemble_{library}": f"results/telescoping/runs/tabular/{{panel}}/seed{{seed}}_{library}.joblib"
+           for library in TABULAR.get("boosting", {})},
     params:
         experiment=TABULAR,
         searched=lambda w: list(tabular_searches(w.panel)),
+        device=config["device"],
     log:
         "results/logs/telescoping/tabular/{panel}/seed{seed}.log",
     benchmark:
@@ -166,6 +175,8 @@ rule telescoping_tabular_run:
         panel=alternatives(TABULAR_PANELS),
         seed=r"\d+",
     threads: threads_for("train")
+    resources:
+        gpu=gpu_request(),
     conda:
         "../envs/torch.yaml"
     script:
@@ -200,6 +211,7 @@ rule lmc_pretrain:
         "results/telescoping/runs/lmc/pretrained/seed{seed}/pretrained.pt",
     params:
         run=lambda w: LMC_BRANCHES["pretrained"],
+        device=config["device"],
     log:
         "results/logs/telescoping/lmc/pretrained/seed{seed}/pretrain.log",
     benchmark:
@@ -207,6 +219,8 @@ rule lmc_pretrain:
     wildcard_constraints:
         seed=r"\d+",
     threads: threads_for("train")
+    resources:
+        gpu=gpu_request(),
     conda:
         "../envs/torch.yaml"
     script:
@@ -224,6 +238,7 @@ rule lmc_parent:
         gradient_change="results/telescoping/runs/lmc/{branch}/seed{seed}/gradient_change.csv",
     params:
         run=lambda w: LMC_BRANCHES[w.branch],
+        device=config["device"],
     log:
         "results/logs/telescoping/lmc/{branch}/seed{seed}/parent.log",
     benchmark:
@@ -232,6 +247,8 @@ rule lmc_parent:
         branch=alternatives(LMC_BRANCHES),
         seed=r"\d+",
     threads: threads_for("train")
+    resources:
+        gpu=gpu_request(),
     conda:
         "../envs/torch.yaml"
     script:
@@ -247,6 +264,7 @@ rule lmc_children:
         "results/telescoping/runs/lmc/{branch}/seed{seed}/spawn{step}/inner{inner}.csv",
     params:
         run=lambda w: LMC_BRANCHES[w.branch],
+        device=config["device"],
     log:
         "results/logs/telescoping/lmc/{branch}/seed{seed}/spawn{step}/inner{inner}.log",
     benchmark:
@@ -257,6 +275,8 @@ rule lmc_children:
         step=r"\d+",
         inner=r"\d+",
     threads: threads_for("train")
+    resources:
+        gpu=gpu_request(),
     conda:
         "../envs/torch.yaml"
     script:

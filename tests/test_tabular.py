@@ -72,24 +72,45 @@ def study(tmp_path_factory):
     path = tmp_path_factory.mktemp("tab") / "tab.npz"
     np.savez(path, x_train=data["x"][:700], y_train=data["y"][:700], x_test=data["x"][700:], y_test=data["y"][700:])
     settings = {"irregular_fraction": 0.1, "n_test": 120, "proportions": [0.0, 0.25, 0.5], "split_seed": 0}
-    return tabular.study_rows(path, settings)
+    return path, settings, tabular.study_rows(path, settings)[:4]
 
 
 def test_tree_kernel_ratio_never_exceeds_one(study):
-    x, y, split, sets = study
-    rows = tabular.boosting_scores("sklearn", {"n_estimators": 20, "max_depth": 3}, x, y, split, sets, seed=0)
+    x, y, split, sets = study[2]
+    rows, _ = tabular.boosting_scores("sklearn", {"n_estimators": 20, "max_depth": 3}, x, y, split, sets, seed=0)
     assert [row["p"] for row in rows] == [0.0, 0.25, 0.5]
     assert all(row["kernel_ratio"] <= 1.0 + 1e-12 for row in rows)
     assert all(np.isfinite(row["mse"]) for row in rows)
 
 
+SMALL_NETWORK = {"model": {"name": "mlp", "hidden": [8, 8, 8]}, "optimiser": {"name": "adamw", "lr": 1e-3},
+                 "loss": "squared", "batch_size": 64, "epochs": 2, "kernel_every": 3, "full_kernel_every": 7}
+
+
 def test_network_scores_track_both_kernel_variants(study):
-    x, y, split, sets = study
-    run = {"model": {"name": "mlp", "hidden": [8, 8, 8]}, "optimiser": {"name": "adamw", "lr": 1e-3},
-           "loss": "squared", "batch_size": 64, "epochs": 2, "kernel_every": 3, "full_kernel_every": 7}
-    rows = tabular.network_scores(run, x, y, split, sets, seed=0)
+    x, y, split, sets = study[2]
+    rows = tabular.network_scores(SMALL_NETWORK, x, y, split, sets, seed=0)
     assert {(row["kernel"], row["p"]) for row in rows} == {(k, p) for k in ("batch", "full_train") for p in sets}
     assert all(row["kernel_ratio"] > 0 and np.isfinite(row["mse"]) for row in rows)
+
+
+def test_a_run_records_its_preprocessing_and_its_ensembles_are_kernel_smoothers(study):
+    path, settings, (x, y, split, _) = study
+    experiment = {"study": settings, "network": SMALL_NETWORK,
+                  "boosting": {"sklearn": {"n_estimators": 15, "max_depth": 3},
+                               "xgboost": {"n_estimators": 15, "max_depth": 3, "reg_lambda": 1.0}}}
+    run = tabular.tabular_run(path, experiment, seed=0)
+    preprocessing = run.provenance["preprocessing"]
+    assert set(preprocessing) >= {"log_features", "target_mean", "target_scale"}
+    assert preprocessing["log_features"], "the heavy-tailed features are log-transformed"
+    assert run.provenance["rows"] == {name: len(rows) for name, rows in split.items()}
+    errors = run.provenance["telescoped_vs_predict_max_relative_error"]
+    assert errors["sklearn"] < 1e-10 and errors["xgboost"] < 1e-5
+    for library, (model, x_train, y_train) in run.ensembles.items():
+        assert np.array_equal(x_train, x[split["train"]]) and len(y_train) == len(x_train)
+        # Re-checked from the returned ensemble: the identity holds off the training rows too.
+        tolerance = 1e-10 if library == "sklearn" else 1e-5
+        assert tabular.telescoped_sum_error(model, x_train, y_train, x[split["irregular"]]) < tolerance
 
 
 def test_mixed_test_sets_are_nested_in_their_irregular_rows():

@@ -50,10 +50,10 @@ OPTIMISERS = {
 
 
 def run(model, spec, x, y, x_eval, *, steps=30, batch_size=8, loss="half_squared", smoother=LabelJacobianSmoother,
-        warmup=0):
+        warmup=0, product_dtype=torch.float64):
     optimizer = build_optimiser(spec, model.parameters())
     tracker = TelescopingTracker(model, x_eval)
-    label_smoother = smoother(model, optimizer, x, x_eval, loss)
+    label_smoother = smoother(model, optimizer, x, x_eval, loss, product_dtype)
     scheduler = linear_warmup(optimizer, warmup) if warmup else None
     train_steps(model, optimizer, x, y, loss=loss, steps=steps, batch_size=batch_size, seed=3,
                 scheduler=scheduler, trackers=[tracker, label_smoother])
@@ -99,6 +99,25 @@ def test_kernel_smoother_equals_the_label_jacobian_smoother_for_plain_sgd():
     _, kernel_route = run(second, spec, x, y, x_eval, smoother=SGDKernelSmoother, warmup=4)
     assert torch.allclose(jacobian_route.rows, kernel_route.rows, rtol=0, atol=1e-12)
     assert torch.allclose(jacobian_route.constants, kernel_route.constants, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["sgd", "heavy_ball", "adamw"])
+def test_float32_products_keep_the_smoother_to_float32_rounding(name):
+    """Per-step products in float32 with float64 accumulators: the rows and constants stay within
+    float32 rounding of the all-float64 smoother (and of the network, for a linear model)."""
+    x, y, x_eval = data()
+    results = []
+    for dtype in (torch.float64, torch.float32):
+        model = random_features()
+        route = SGDKernelSmoother if name == "sgd" else LabelJacobianSmoother
+        results.append(run(model, OPTIMISERS[name], x, y, x_eval, smoother=route, product_dtype=dtype)[1])
+        with torch.no_grad():
+            f_train = model(x).reshape(-1)
+    exact, rounded = results
+    scale = exact.rows.abs().max()
+    assert 0 < (exact.rows - rounded.rows).abs().max() < 1e-5 * scale
+    assert (exact.constants - rounded.constants).abs().max() < 1e-5 * exact.constants.abs().max()
+    assert torch.allclose(rounded.predictions(y)[0], f_train, rtol=0, atol=1e-5)
 
 
 def test_kernel_smoother_refuses_momentum():

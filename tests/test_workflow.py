@@ -19,6 +19,8 @@ import pytest
 import yaml
 
 from linearlens.data.registry import SOURCES, raw_paths
+from linearlens.experiments.tabular import telescoped_sum_error
+from linearlens.train.trees import load_tree_ensemble
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
@@ -106,6 +108,14 @@ def test_smoke_run_builds_everything_and_resumes(tmp_path):
     for name, tolerance in (("gbt_tiny_test", 1e-10), ("xgb_tiny_test", 1e-5)):
         trees = json.loads((workdir / "results" / "kernels" / name / "summary.json").read_text())
         assert trees["n_trees"] == 5 and trees["telescoped_vs_predict_max_relative_error"] < tolerance
+    # The tabular study's runs keep their preprocessing and the ensembles they fitted, which are
+    # exactly the tree-kernel smoothers their ratios were read from.
+    tabular = workdir / "results" / "telescoping" / "runs" / "tabular" / "houses"
+    provenance = json.loads((tabular / "seed0.json").read_text())
+    assert {"log_features", "target_mean", "target_scale"} <= set(provenance["preprocessing"])
+    for library, tolerance in (("sklearn", 1e-10), ("xgboost", 1e-5)):
+        model, saved = load_tree_ensemble(tabular / f"seed0_{library}.joblib")
+        assert telescoped_sum_error(model, saved["x_train"], saved["y_train"], saved["x_train"]) < tolerance
 
     again = snakemake(workdir, "--cores", "2", "--configfile", "config/smoke.yaml")
     assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
@@ -186,6 +196,6 @@ def test_kernel_benchmark_runs_and_its_routes_agree(tmp_path):
     for suffix in ("png", "pdf", "json"):
         assert (workdir / "results" / "benchmarks" / f"kernels.{suffix}").exists()
     tracking = pd.read_csv(workdir / "results" / "benchmarks" / "telescoping.csv")
-    assert set(tracking["method"]) == {"plain", "telescoping", "smoother"}
+    assert set(tracking["method"]) == {"plain", "telescoping", "smoother", "smoother_float32"}
     assert (tracking["status"] == "ok").all() and (tracking["seconds_per_step"] > 0).all()
     assert (tracking.loc[tracking.method == "plain", "time_vs_plain"] == 1).all()

@@ -1,13 +1,14 @@
 """Rule telescoping_approximation_run: one (setting, learning rate, seed) run of Figs 2, 7, 8."""
 
 from linearlens.experiments.telescoping import approximation_run
-from linearlens.train import set_threads
+from linearlens.train import choose_device, set_threads
 from linearlens.workflow import logged_job
 
 with logged_job(snakemake) as log:  # noqa: F821 (snakemake is injected by the script directive)
     set_threads(snakemake.threads)  # noqa: F821
     w = snakemake.wildcards  # noqa: F821
-    records = approximation_run(snakemake.input.data, snakemake.params.run, int(w.seed))  # noqa: F821
+    records = approximation_run(snakemake.input.data, snakemake.params.run, int(w.seed),  # noqa: F821
+                                choose_device(snakemake.params.device))  # noqa: F821
     records.insert(0, "setting", w.setting)
     records.insert(1, "lr", snakemake.params.run["optimiser"]["lr"])  # noqa: F821
     records.insert(2, "seed", int(w.seed))

@@ -2,13 +2,14 @@
 (Figs 4, 11, 12, 13)."""
 
 from linearlens.experiments.telescoping import smoother_run
-from linearlens.train import set_threads
+from linearlens.train import choose_device, set_threads
 from linearlens.workflow import logged_job
 
 with logged_job(snakemake) as log:  # noqa: F821 (snakemake is injected by the script directive)
     set_threads(snakemake.threads)  # noqa: F821
     w = snakemake.wildcards  # noqa: F821
-    records = smoother_run(snakemake.input.data, snakemake.params.run, int(w.seed))  # noqa: F821
+    records = smoother_run(snakemake.input.data, snakemake.params.run, int(w.seed),  # noqa: F821
+                           choose_device(snakemake.params.device))  # noqa: F821
     records.insert(0, "family", w.family)
     records.insert(1, "setting", w.setting)
     records.insert(2, "seed", int(w.seed))

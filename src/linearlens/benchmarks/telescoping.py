@@ -8,41 +8,51 @@ import torch
 
 from ..linearize import TelescopingTracker, smoother_for
 from ..models import mlp
-from ..train import default_dtype, set_threads
+from ..train import choose_device, default_dtype, set_threads
 from ..train.loop import train_steps
 from ..train.optimisers import build_optimiser
 from .isolation import run_isolated, timed
 
-METHODS = ("plain", "telescoping", "smoother")
+# The smoother twice: all in float64, and with its per-step products in float32.
+METHODS = ("plain", "telescoping", "smoother", "smoother_float32")
+
+
+def _trackers(method: str, model, optimizer, x, n: int) -> list:
+    if method == "plain":
+        return []
+    if method == "telescoping":
+        return [TelescopingTracker(model, x[n:])]
+    products = torch.float32 if method == "smoother_float32" else torch.float64
+    return [smoother_for(model, optimizer, x[:n], x[n:], "half_squared", products)]
 
 
 def tracking_case(case: dict) -> dict:
     set_threads(case["threads"])
+    device = choose_device(case["device"])
     with default_dtype("float64"):
         torch.manual_seed(0)
         n, m = case["n_train"], case["n_eval"]
-        x = torch.randn(n + m, case["in_features"])
+        x = torch.randn(n + m, case["in_features"]).to(device)
         y = (x[:, 0] > 0).double()
-        model = mlp(case["in_features"], case["hidden"], 1)
+        model = mlp(case["in_features"], case["hidden"], 1).to(device)
         optimizer = build_optimiser(case["optimiser"], model.parameters())
-        trackers = {"plain": [], "telescoping": [TelescopingTracker(model, x[n:])],
-                    "smoother": [smoother_for(model, optimizer, x[:n], x[n:], "half_squared")]}[case["method"]]
+        trackers = _trackers(case["method"], model, optimizer, x, n)
 
         def train(steps):
             return train_steps(model, optimizer, x[:n], y[:n], loss="half_squared", steps=steps,
                                batch_size=case["batch_size"], seed=0, trackers=trackers)
 
         train(2)  # warm-up: lazy initialisation is not measured
-        _, stats = timed(lambda: train(case["steps"]), torch.device("cpu"))
-    return {**stats, "seconds_per_step": stats["seconds"] / case["steps"],
+        _, stats = timed(lambda: train(case["steps"]), device)
+    return {**stats, "seconds_per_step": stats["seconds"] / case["steps"], "device": str(device),
             "parameters": sum(p.numel() for p in model.parameters())}
 
 
-def run_tracking_benchmark(settings: dict, threads: int, log) -> pd.DataFrame:
+def run_tracking_benchmark(settings: dict, threads: int, log, device: str = "cpu") -> pd.DataFrame:
     rows = []
     for name, case in settings["cases"].items():
         for method in settings["methods"]:
-            full = {**case, "method": method, "threads": threads}
+            full = {**case, "method": method, "threads": threads, "device": device}
             result = run_isolated(tracking_case, full, settings["timeout_s"])
             log.info("tracking %s %s: %s", name, method, result)
             rows.append({"case": name, "method": method, "threads": threads,

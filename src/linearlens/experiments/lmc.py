@@ -69,7 +69,7 @@ def augment(images: Tensor, schedule: Schedule, generator: torch.Generator) -> T
         cols = torch.randint(0, 2 * pad + 1, (len(images),), generator=generator)
         images = torch.stack([p[:, r:r + height, c:c + width] for p, r, c in zip(padded, rows, cols)])
     if schedule.flip:
-        flip = torch.rand(len(images), generator=generator) < 0.5
+        flip = (torch.rand(len(images), generator=generator) < 0.5).to(images.device)
         images = torch.where(flip[:, None, None, None], images.flip(-1), images)
     return images
 
@@ -183,24 +183,27 @@ def spawn_seeds(outer: int, spawn: int, inner: int) -> tuple[int, int]:
 
 # --- the runs the workflow schedules -----------------------------------------------------------
 
-def image_task(data_npz) -> dict[str, Tensor]:
-    """float32 images (N, C, H, W) and integer labels of a prepared image dataset."""
+def image_task(data_npz, device: str | torch.device = "cpu") -> dict[str, Tensor]:
+    """float32 images (N, C, H, W) and integer labels of a prepared image dataset, on ``device``."""
     arrays = load_prepared(data_npz)
-    return {f"{kind}_{split}": torch.as_tensor(arrays[f"{kind}_{split}"],
+    return {f"{kind}_{split}": torch.as_tensor(arrays[f"{kind}_{split}"], device=device,
                                                dtype=torch.float32 if kind == "x" else torch.long)
             for kind in ("x", "y") for split in ("train", "test")}
 
 
 def new_network(run: dict, task: dict[str, Tensor], seed: int) -> nn.Module:
+    """The seeded network, initialised on the CPU (the same weights on every device) and moved
+    to the task's device."""
     seed_everything(seed)
     classes = int(max(task["y_train"].max(), task["y_test"].max())) + 1
-    return build_model({**run["model"], "in_channels": task["x_train"].shape[1], "num_classes": classes})
+    model = build_model({**run["model"], "in_channels": task["x_train"].shape[1], "num_classes": classes})
+    return model.to(task["x_train"].device)
 
 
-def pretrain(data_npz, run: dict, seed: int) -> dict:
+def pretrain(data_npz, run: dict, seed: int, device: str | torch.device = "cpu") -> dict:
     """The pretrained branch's starting point: a network trained on the pretraining data with
     ``run["pretrain"]``'s schedule; its final state dict."""
-    task = image_task(data_npz)
+    task = image_task(data_npz, device)
     model = new_network(run, task, seed)
     schedule = Schedule.from_config(run["pretrain"])
     train(model, new_optimizer(model, schedule), schedule, task["x_train"], task["y_train"], 0,
@@ -208,11 +211,12 @@ def pretrain(data_npz, run: dict, seed: int) -> dict:
     return model.state_dict()
 
 
-def parent_run(data_npz, run: dict, seed: int, initial: dict | None = None):
+def parent_run(data_npz, run: dict, seed: int, initial: dict | None = None,
+               device: str | torch.device = "cpu"):
     """Train the parent from a fresh (or the given) initialisation; returns its training states
     at every spawn step and the per-layer gradient change over the ``change_steps`` after each,
     measured on the first ``probe_size`` test images."""
-    task = image_task(data_npz)
+    task = image_task(data_npz, device)
     model = new_network(run, task, seed)
     if initial is not None:
         model.load_state_dict(initial)
@@ -229,10 +233,11 @@ def parent_run(data_npz, run: dict, seed: int, initial: dict | None = None):
     return {t: kept[t] for t in spawns}, pd.DataFrame.from_records(changes)
 
 
-def children_run(data_npz, run: dict, state: TrainingState, outer: int, inner: int):
+def children_run(data_npz, run: dict, state: TrainingState, outer: int, inner: int,
+                 device: str | torch.device = "cpu"):
     """Two children of the parent state at one spawn step; the interpolation curve between them
     and both accuracy gaps."""
-    task = image_task(data_npz)
+    task = image_task(data_npz, device)
     model = new_network(run, task, outer)
     schedule = Schedule.from_config(run["schedule"])
     first, second = train_children(model, schedule, task["x_train"], task["y_train"], state,
@@ -263,5 +268,5 @@ def save_states(path, states: dict[int, TrainingState]) -> None:
     torch.save({step: vars(state) for step, state in states.items()}, path)
 
 
-def load_state(path, step: int) -> TrainingState:
-    return TrainingState(**torch.load(path, weights_only=False)[step])
+def load_state(path, step: int, device: str | torch.device = "cpu") -> TrainingState:
+    return TrainingState(**torch.load(path, map_location=device, weights_only=False)[step])

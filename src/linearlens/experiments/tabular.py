@@ -11,6 +11,8 @@ training set, averaged over trees (boosting) or optimisation steps (network).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 import torch
@@ -18,7 +20,7 @@ from scipy import stats
 
 from ..data import load_prepared
 from ..kernels.ntk import ntk_block
-from ..kernels.trees import leaves_of, tree_kernel_row_norms
+from ..kernels.trees import leaves_of, telescoped_predictions, tree_kernel_row_norms
 from ..models import build_model
 from ..train import seed_everything
 from ..train.loop import train_steps
@@ -128,13 +130,13 @@ class KernelNormTracker:
         self.steps += 1
         if (self.steps - 1) % self.full_every == 0:
             kernel = ntk_block(self.model, self.x_all, torch.arange(self.n_train), output=0).double()
-            self.full_norms.append((kernel.norm(dim=1) / self.n_train).numpy())
+            self.full_norms.append((kernel.norm(dim=1) / self.n_train).cpu().numpy())
             batch_kernel = kernel[:, batch]
         elif (self.steps - 1) % self.every == 0:
             batch_kernel = ntk_block(self.model, self.x_all, batch, output=0).double()
         else:
             return
-        self.batch_norms.append((batch_kernel.norm(dim=1) / len(batch)).numpy())
+        self.batch_norms.append((batch_kernel.norm(dim=1) / len(batch)).cpu().numpy())
 
     def after_step(self) -> None:
         pass
@@ -144,26 +146,28 @@ class KernelNormTracker:
         return np.stack(self.batch_norms if variant == "batch" else self.full_norms, axis=1)
 
 
-def study_rows(data_npz, study: dict) -> tuple[np.ndarray, np.ndarray, dict, dict]:
+def study_rows(data_npz, study: dict) -> tuple[np.ndarray, np.ndarray, dict, dict, dict]:
     """Every row of a prepared dataset, preprocessed, with the irregular split and the mixed test
     sets of ``study`` (irregularity, irregular_fraction, n_test, proportions, split_seed).
-    Returns (x, y, split indices, {p: test indices})."""
+    Returns (x, y, split indices, {p: test indices}, the preprocessing record)."""
     arrays = load_prepared(data_npz)
     x = np.concatenate([arrays["x_train"], arrays["x_test"]]).reshape(-1, arrays["x_train"][0].size)
     y = np.concatenate([arrays["y_train"], arrays["y_test"]]).astype(np.float64)
     scores = irregularity_scores(zscore(x, x), study.get("irregularity", PC1))
     seed = study.get("split_seed", 0)
     split = irregular_split(scores, study["irregular_fraction"], study["n_test"], seed)
-    x, y, _ = preprocess(x, y, split["train"])
+    x, y, preprocessing = preprocess(x, y, split["train"])
     sets = mixed_test_sets(split["regular_test"], split["irregular"], study["proportions"],
                            study["n_test"], seed)
-    return x, y, split, sets
+    return x, y, split, sets, preprocessing
 
 
-def boosting_scores(library: str, params: dict, x, y, split, sets, seed: int) -> list[dict]:
-    """MSE^p and the tree-kernel ratio R_k(p) of a boosted ensemble fitted on the training rows."""
+def boosting_scores(library: str, params: dict, x, y, split, sets, seed: int,
+                    device: str | torch.device = "cpu") -> tuple[list[dict], object]:
+    """MSE^p and the tree-kernel ratio R_k(p) of a boosted ensemble fitted on the training rows;
+    the rows and the fitted ensemble."""
     train = split["train"]
-    model = fit_tree_ensemble(library, x[train], y[train], params, seed)
+    model = fit_tree_ensemble(library, x[train], y[train], params, seed, str(device))
     leaves = leaves_of(model, x[train])
     train_norms = tree_kernel_row_norms(leaves, leaves.leaf_ids(model, x[train]))
     rows = []
@@ -172,39 +176,52 @@ def boosting_scores(library: str, params: dict, x, y, split, sets, seed: int) ->
         rows.append({"model": library, "kernel": "tree", "p": p,
                      "mse": float(np.mean((model.predict(x[test]) - y[test]) ** 2)),
                      "kernel_ratio": kernel_ratio(train_norms, test_norms)})
-    return rows
+    return rows, model
 
 
-def new_network(run: dict, in_features: int, seed: int):
-    """The paper's MLP for ``run``, seeded."""
+def telescoped_sum_error(model, x_train: np.ndarray, y_train: np.ndarray, x: np.ndarray) -> float:
+    """max |Σ_t tree-kernel terms − predict| / max |predict| on ``x``: how exactly the fitted
+    ensemble is the kernel smoother the ratios are read from."""
+    leaves = leaves_of(model, x_train)
+    predictions = model.predict(x)
+    telescoped = telescoped_predictions(leaves, leaves.leaf_ids(model, x), y_train)
+    return float(np.max(np.abs(telescoped - predictions)) / np.max(np.abs(predictions)))
+
+
+def new_network(run: dict, in_features: int, seed: int, device: str | torch.device = "cpu"):
+    """The paper's MLP for ``run``, seeded (initialised on the CPU, then moved to ``device``)."""
     seed_everything(seed)
-    return build_model({**run["model"], "in_features": in_features, "out_features": 1})
+    return build_model({**run["model"], "in_features": in_features, "out_features": 1}).to(device)
+
+
+def _on_device_of(model, array: np.ndarray) -> torch.Tensor:
+    return torch.as_tensor(array, dtype=torch.float32, device=next(model.parameters()).device)
 
 
 def fit_network(model, run: dict, x_train: np.ndarray, y_train: np.ndarray, seed: int, trackers=()):
-    """Train ``model`` on (x_train, y_train) for ``run["epochs"]`` epochs (float32)."""
+    """Train ``model`` on (x_train, y_train) for ``run["epochs"]`` epochs (float32, on the
+    model's device)."""
     optimizer = build_optimiser(run["optimiser"], model.parameters())
     steps = run["epochs"] * -(-len(x_train) // run["batch_size"])
-    train_steps(model, optimizer, torch.as_tensor(x_train, dtype=torch.float32),
-                torch.as_tensor(y_train, dtype=torch.float32), loss=run["loss"], steps=steps,
-                batch_size=run["batch_size"], seed=seed, trackers=trackers)
+    train_steps(model, optimizer, _on_device_of(model, x_train), _on_device_of(model, y_train),
+                loss=run["loss"], steps=steps, batch_size=run["batch_size"], seed=seed, trackers=trackers)
     return model
 
 
 def network_predictions(model, x: np.ndarray) -> np.ndarray:
     with torch.no_grad():
-        return model(torch.as_tensor(x, dtype=torch.float32)).reshape(-1).double().numpy()
+        return model(_on_device_of(model, x)).reshape(-1).double().cpu().numpy()
 
 
-def network_scores(run: dict, x, y, split, sets, seed: int) -> list[dict]:
+def network_scores(run: dict, x, y, split, sets, seed: int, device: str | torch.device = "cpu") -> list[dict]:
     """Train the MLP on the training rows while its kernel-row norms are tracked on the training
     rows and on every test row; MSE^p and R_k(p) for both kernel variants."""
     train = split["train"]
     tested = np.unique(np.concatenate(list(sets.values())))
     position = {row: len(train) + i for i, row in enumerate(tested)}
     x_all = np.concatenate([x[train], x[tested]])
-    model = new_network(run, x.shape[1], seed)
-    tracker = KernelNormTracker(model, torch.as_tensor(x_all, dtype=torch.float32), len(train),
+    model = new_network(run, x.shape[1], seed, device)
+    tracker = KernelNormTracker(model, _on_device_of(model, x_all), len(train),
                                 run["kernel_every"], run["full_kernel_every"])
     fit_network(model, run, x[train], y[train], seed, trackers=[tracker])
     predictions = network_predictions(model, x_all)
@@ -247,11 +264,11 @@ def with_hyperparameters(experiment: dict, model: str, params: dict) -> dict:
 
 
 def random_search(data_npz, experiment: dict, model: str, iterations: int, n_validation: int,
-                  seed: int = 0) -> dict:
+                  seed: int = 0, device: str | torch.device = "cpu") -> dict:
     """The paper's random search for one model: ``iterations`` draws, each fitted on the training
     rows less a validation split of ``n_validation`` rows and scored by validation MSE.
     Returns {"best": params, "trials": [{**params, "validation_mse"}]}."""
-    x, y, split, _ = study_rows(data_npz, experiment["study"])
+    x, y, split, _, _ = study_rows(data_npz, experiment["study"])
     rng = np.random.default_rng(seed)
     shuffled = rng.permutation(split["train"])
     valid, fit = shuffled[:n_validation], shuffled[n_validation:]
@@ -261,29 +278,49 @@ def random_search(data_npz, experiment: dict, model: str, iterations: int, n_val
         trial = with_hyperparameters(experiment, model, params)
         if model == "network":
             run = trial["network"]
-            network = fit_network(new_network(run, x.shape[1], seed), run, x[fit], y[fit], seed)
+            network = fit_network(new_network(run, x.shape[1], seed, device), run, x[fit], y[fit], seed)
             predictions = network_predictions(network, x[valid])
         else:
-            ensemble = fit_tree_ensemble(model, x[fit], y[fit], trial["boosting"][model], seed)
+            ensemble = fit_tree_ensemble(model, x[fit], y[fit], trial["boosting"][model], seed, str(device))
             predictions = ensemble.predict(x[valid])
         trials.append({**params, "validation_mse": float(np.mean((predictions - y[valid]) ** 2))})
     best = min(trials, key=lambda t: t["validation_mse"])
     return {"best": {k: v for k, v in best.items() if k != "validation_mse"}, "trials": trials}
 
 
-def tabular_run(data_npz, experiment: dict, seed: int, searched: dict | None = None):
+@dataclass
+class TabularRun:
+    """One seed of the study: the score table, what was done to the data and with which
+    settings (``provenance``), and the fitted ensembles with their training rows."""
+
+    records: pd.DataFrame
+    provenance: dict
+    ensembles: dict[str, tuple[object, np.ndarray, np.ndarray]]
+
+
+def tabular_run(data_npz, experiment: dict, seed: int, searched: dict | None = None,
+                device: str | torch.device = "cpu") -> TabularRun:
     """One seed of the study on one dataset: the network and every configured boosting library,
     scored on every mixed test set. ``experiment`` holds study, network and boosting;
     ``searched`` maps a model to the hyper-parameters its search chose."""
     for model, params in (searched or {}).items():
         experiment = with_hyperparameters(experiment, model, params)
-    x, y, split, sets = study_rows(data_npz, experiment["study"])
-    rows = network_scores(experiment["network"], x, y, split, sets, seed)
+    x, y, split, sets, preprocessing = study_rows(data_npz, experiment["study"])
+    rows = network_scores(experiment["network"], x, y, split, sets, seed, device)
+    train, tested = split["train"], np.unique(np.concatenate(list(sets.values())))
+    ensembles, identity = {}, {}
     for library, params in experiment["boosting"].items():
-        rows += boosting_scores(library, params, x, y, split, sets, seed)
+        scores, model = boosting_scores(library, params, x, y, split, sets, seed, device)
+        rows += scores
+        ensembles[library] = (model, x[train], y[train])
+        identity[library] = telescoped_sum_error(model, x[train], y[train], x[tested])
     frame = pd.DataFrame.from_records(rows)
     frame["n_train"], frame["n_irregular"] = len(split["train"]), len(split["irregular"])
-    return frame
+    provenance = {"data": str(data_npz), "seed": seed, "preprocessing": preprocessing,
+                  "study": experiment["study"], "rows": {k: len(v) for k, v in split.items()},
+                  "network": experiment["network"], "boosting": experiment["boosting"],
+                  "searched": searched or {}, "telescoped_vs_predict_max_relative_error": identity}
+    return TabularRun(frame, provenance, ensembles)
 
 
 def relative_mse_table(runs):

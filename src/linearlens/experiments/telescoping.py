@@ -13,21 +13,21 @@ import torch
 from ..data import load_prepared
 from ..linearize import TelescopingTracker, smoother_for
 from ..models import build_model
-from ..train import default_dtype, seed_everything
+from ..train import default_dtype, dtype_from_name, seed_everything
 from ..train.loop import log_schedule, train_steps
 from ..train.losses import squared_loss
 from ..train.optimisers import build_optimiser, linear_warmup
 
 
-def task_tensors(data_npz) -> dict[str, torch.Tensor]:
+def task_tensors(data_npz, device: str | torch.device = "cpu") -> dict[str, torch.Tensor]:
     """Flattened float64 inputs and float64 targets ({0, 1} labels of a binary task, or real
-    values) of a prepared dataset."""
+    values) of a prepared dataset, on ``device``."""
     arrays = load_prepared(data_npz)
     task = {}
     for split in ("train", "test"):
-        x = torch.as_tensor(arrays[f"x_{split}"], dtype=torch.float64)
+        x = torch.as_tensor(arrays[f"x_{split}"], dtype=torch.float64, device=device)
         task[f"x_{split}"] = x.reshape(len(x), -1)
-        task[f"y_{split}"] = torch.as_tensor(arrays[f"y_{split}"], dtype=torch.float64)
+        task[f"y_{split}"] = torch.as_tensor(arrays[f"y_{split}"], dtype=torch.float64, device=device)
     return task
 
 
@@ -36,7 +36,7 @@ def accuracy(predictions: torch.Tensor, labels: torch.Tensor) -> float:
     return float(((predictions > 0.5).double() == labels).double().mean())
 
 
-def approximation_run(data_npz, run: dict, seed: int) -> pd.DataFrame:
+def approximation_run(data_npz, run: dict, seed: int, device: str | torch.device = "cpu") -> pd.DataFrame:
     """Figs 2, 7, 8: how well the telescoping model f̃ and the model linearised at
     initialisation f^lin track the trained network on the test set, step by step.
 
@@ -46,7 +46,7 @@ def approximation_run(data_npz, run: dict, seed: int) -> pd.DataFrame:
     model_spec = {"name": "mlp", "hidden": run["hidden"], "activation": run["activation"],
                   "init_scale": run.get("init_scale", 1.0), "sigmoid_output": run.get("sigmoid", False)}
     with default_dtype("float64"):
-        task, model, optimizer, scheduler = _start(data_npz, model_spec, run, seed)
+        task, model, optimizer, scheduler = _start(data_npz, model_spec, run, seed, device)
         tracker = TelescopingTracker(model, task["x_test"])
         logged = set(log_schedule(run["steps"], run["log_points"]))
         records = [_approximation_record(0, model, tracker, task, run["loss"])]
@@ -104,15 +104,15 @@ def family_runs(family: dict) -> dict[str, dict]:
     return runs
 
 
-def _start(data_npz, model_spec: dict, run: dict, seed: int):
+def _start(data_npz, model_spec: dict, run: dict, seed: int, device):
     """The float64 task, the seeded scalar network (sizes taken from the data), its optimiser
-    and warm-up schedule: what every run of this paper begins with."""
-    task = task_tensors(data_npz)
+    and warm-up schedule, all on ``device``: what every run of this paper begins with."""
+    task = task_tensors(data_npz, device)
     seed_everything(seed)
     spec = {**model_spec, "in_features": task["x_train"].shape[1]}
     if spec["name"] == "mlp":
         spec["out_features"] = 1
-    model = build_model(spec)
+    model = build_model(spec).to(device)  # initialised on the CPU: the same weights everywhere
     optimizer = build_optimiser(run["optimiser"], model.parameters())
     return task, model, optimizer, linear_warmup(optimizer, run.get("warmup_steps", 0))
 
@@ -137,17 +137,19 @@ class EarlyStop:
         return self.since_best >= self.patience
 
 
-def smoother_run(data_npz, run: dict, seed: int) -> pd.DataFrame:
+def smoother_run(data_npz, run: dict, seed: int, device: str | torch.device = "cpu") -> pd.DataFrame:
     """Figs 3, 4, 9–13: train a scalar network while the smoother f̃ = S y + c is carried along
     on the training and test points; record errors and effective parameters p^train, p^test.
 
     run: model (zoo spec without sizes), optimiser, loss, batch_size, warmup_steps, log_points,
-    and either steps, or stopping {max_epochs, patience_epochs, min_improvement} (the
-    double-descent rule; ``steps`` is then max_epochs epochs).
+    product_dtype (of the smoother's per-step products), and either steps, or stopping
+    {max_epochs, patience_epochs, min_improvement} (the double-descent rule; ``steps`` is then
+    max_epochs epochs).
     """
     with default_dtype("float64"):
-        task, model, optimizer, scheduler = _start(data_npz, run["model"], run, seed)
-        smoother = smoother_for(model, optimizer, task["x_train"], task["x_test"], run["loss"])
+        task, model, optimizer, scheduler = _start(data_npz, run["model"], run, seed, device)
+        smoother = smoother_for(model, optimizer, task["x_train"], task["x_test"], run["loss"],
+                                dtype_from_name(run.get("product_dtype", "float64")))
         n = len(task["x_train"])
         steps_per_epoch = -(-n // run["batch_size"])
         stopping = run.get("stopping")

@@ -6,6 +6,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
+from ..claims.telescoping import SMOOTHER_TOLERANCE, smoother_breakdown_step
 from .style import apply_style, save_figure
 
 TELESCOPING_RED, LINEAR_GRAY, LINEAR_BLUE, NETWORK_GRAY = "#c0392b", "0.55", "#2c6fbb", "0.45"
@@ -114,6 +115,10 @@ def _grokking_column(top, bottom, runs: pd.DataFrame, title: str, show_train: bo
                      label=split)
         sns.lineplot(data=runs, x="step", y=f"p_{split}", errorbar="se", color=colour, ax=bottom,
                      label=f"p^{split}")
+    breakdown = smoother_breakdown_step(runs)
+    if breakdown is not None:  # p_ŝ past this step comes from a smoother that no longer tracks f
+        bottom.axvline(breakdown, color="0.3", linestyle="--", linewidth=1,
+                       label=f"S·y + c off f by > {SMOOTHER_TOLERANCE:.0%}")
     top.set(xscale="log", title=title, xlabel="", ylabel="misclassification error" if metric == "error" else "MSE")
     bottom.set(xscale="log", xlabel="optimisation step t", ylabel="effective parameters p_ŝ")
     if metric == "mse":

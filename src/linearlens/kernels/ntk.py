@@ -226,8 +226,12 @@ def _output_gradients(out: Tensor, recorded: list[Tensor], outputs: list[int]) -
         return []
     seeds = out.new_zeros(len(outputs), *out.shape)
     seeds[torch.arange(len(outputs)), :, torch.as_tensor(outputs)] = 1
-    grads = torch.autograd.grad(out, recorded, grad_outputs=seeds, is_grads_batched=True,
-                                allow_unused=True)
+    if len(outputs) == 1:  # one plain backward pass: batching over outputs would only add a vmap
+        grads = [None if g is None else g.unsqueeze(0) for g in torch.autograd.grad(
+            out, recorded, grad_outputs=seeds[0], allow_unused=True)]
+    else:
+        grads = torch.autograd.grad(out, recorded, grad_outputs=seeds, is_grads_batched=True,
+                                    allow_unused=True)
     return [torch.zeros(len(outputs), *t.shape, dtype=t.dtype, device=t.device).movedim(0, 1)
             if g is None else g.movedim(0, 1) for g, t in zip(grads, recorded)]
 

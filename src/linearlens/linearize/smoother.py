@@ -13,7 +13,10 @@ per-example gradients at θ_{t−1}:
 
 For plain SGD the parameter space can be skipped: s(x) −= (γκ/|B|) K_t(x, B)(s(B) − e_B), with
 the tangent-kernel block K_t from the layer-wise identity (``SGDKernelSmoother``).
-All accumulators are float64.
+All accumulators are float64. The per-step products that map a step to the outputs may run in
+float32 (``product_dtype``): each step's increment then carries a relative rounding error of about
+1e-7, far below the telescoping approximation itself, and the dominant (n + m)·p·n product costs
+half as much on a CPU and far less on a GPU.
 """
 
 from __future__ import annotations
@@ -66,12 +69,15 @@ class Affine:
 
 
 class Smoother:
-    """Rows s(x) and constants c(x) for the training points followed by the evaluation points."""
+    """Rows s(x) and constants c(x) for the training points followed by the evaluation points.
+    ``product_dtype``: the precision of the per-step products (the accumulators stay float64)."""
 
-    def __init__(self, model: nn.Module, x_train: Tensor, x_eval: Tensor, loss: str):
+    def __init__(self, model: nn.Module, x_train: Tensor, x_eval: Tensor, loss: str,
+                 product_dtype: torch.dtype = torch.float64):
         if loss not in LOSS_SCALES:
             raise ValueError(f"loss must be one of {sorted(LOSS_SCALES)}, got {loss!r}")
         self.model, self.loss_scale = model, LOSS_SCALES[loss]
+        self.product_dtype = product_dtype
         self.n_train = len(x_train)
         self.x_all = torch.cat([x_train, x_eval])
         with torch.no_grad():
@@ -108,8 +114,9 @@ class LabelJacobianSmoother(Smoother):
     ``EMAMomentumSGD`` (bias-corrected EMA momentum), Adam and AdamW.
     Call ``before_step(batch)`` before and ``after_step()`` after every ``optimizer.step()``."""
 
-    def __init__(self, model, optimizer: torch.optim.Optimizer, x_train, x_eval, loss: str):
-        super().__init__(model, x_train, x_eval, loss)
+    def __init__(self, model, optimizer: torch.optim.Optimizer, x_train, x_eval, loss: str,
+                 product_dtype: torch.dtype = torch.float64):
+        super().__init__(model, x_train, x_eval, loss, product_dtype)
         self.optimizer = _single_group(optimizer, model)
         theta = flat_parameters(model).double()
         self.theta = Affine(theta.new_zeros(len(theta), self.n_train), theta)
@@ -129,8 +136,12 @@ class LabelJacobianSmoother(Smoother):
         self.steps += 1
         change = self._update(self._signal)
         self.theta.scale_add_(1.0, change)
-        self.rows.addmm_(self._gradients, change.labels)
-        self.constants.addmv_(self._gradients, change.constant)
+        grads = self._gradients
+        if self.product_dtype == grads.dtype:
+            self.rows.addmm_(grads, change.labels)
+        else:  # the (n + m)·p·n product at lower precision, accumulated in float64
+            self.rows.add_(grads.to(self.product_dtype) @ change.labels.to(self.product_dtype))
+        self.constants.addmv_(grads, change.constant)
         self._gradients = self._signal = None
 
     def _update(self, gradient: Affine) -> Affine:
@@ -184,8 +195,9 @@ class SGDKernelSmoother(Smoother):
     """Plain SGD (no momentum, no weight decay): the smoother from tangent-kernel blocks alone,
     (n + m)·|B|·(p + n) per step instead of (n + m)·p·n."""
 
-    def __init__(self, model, optimizer: torch.optim.Optimizer, x_train, x_eval, loss: str):
-        super().__init__(model, x_train, x_eval, loss)
+    def __init__(self, model, optimizer: torch.optim.Optimizer, x_train, x_eval, loss: str,
+                 product_dtype: torch.dtype = torch.float64):
+        super().__init__(model, x_train, x_eval, loss, product_dtype)
         self.optimizer = _single_group(optimizer, model)
         group = self.optimizer.param_groups[0]
         if type(self.optimizer) is not torch.optim.SGD or group["momentum"] or group["weight_decay"]:
@@ -200,8 +212,12 @@ class SGDKernelSmoother(Smoother):
     def after_step(self) -> None:
         labels, constant = self._residual(self._batch)
         factor = self.optimizer.param_groups[0]["lr"] * self.loss_scale / len(self._batch)
-        self.rows -= factor * (self._kernel @ labels)
-        self.constants -= factor * (self._kernel @ constant)
+        kernel = self._kernel
+        if self.product_dtype == kernel.dtype:
+            self.rows.addmm_(kernel, labels, alpha=-factor)
+        else:  # the (n + m)·|B|·n product at lower precision, accumulated in float64
+            self.rows.add_(kernel.to(self.product_dtype) @ labels.to(self.product_dtype), alpha=-factor)
+        self.constants.addmv_(kernel, constant, alpha=-factor)
         self._kernel = self._batch = None
 
 
@@ -221,10 +237,10 @@ def _single_group(optimizer: torch.optim.Optimizer, model: nn.Module) -> torch.o
 
 
 def smoother_for(model: nn.Module, optimizer: torch.optim.Optimizer, x_train: Tensor, x_eval: Tensor,
-                 loss: str) -> Smoother:
+                 loss: str, product_dtype: torch.dtype = torch.float64) -> Smoother:
     """The cheapest exact smoother for this optimiser: tangent-kernel blocks for plain SGD, the
     label Jacobian otherwise."""
     group = optimizer.param_groups[0]
-    if type(optimizer) is torch.optim.SGD and not group["momentum"] and not group["weight_decay"]:
-        return SGDKernelSmoother(model, optimizer, x_train, x_eval, loss)
-    return LabelJacobianSmoother(model, optimizer, x_train, x_eval, loss)
+    route = SGDKernelSmoother if type(optimizer) is torch.optim.SGD and not group["momentum"] \
+        and not group["weight_decay"] else LabelJacobianSmoother
+    return route(model, optimizer, x_train, x_eval, loss, product_dtype)
