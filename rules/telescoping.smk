@@ -9,6 +9,7 @@ rule plot_telescoping_schematic:
         telescoping_figure("fig_1"),
     log:
         "results/logs/telescoping/plot_schematic.log",
+    localrule: True
     threads: 1
     conda:
         "../envs/report.yaml"
@@ -34,7 +35,7 @@ rule telescoping_approximation_run:
         seed=r"\d+",
     threads: threads_for("train")
     resources:
-        gpu=gpu_request(),
+        **gpu_resources(),
     conda:
         "../envs/torch.yaml"
     script:
@@ -54,6 +55,7 @@ rule plot_telescoping_approximation:
         settings=APPROXIMATION["settings"] if APPROXIMATION else {},
     log:
         "results/logs/telescoping/plot_approximation.log",
+    localrule: True
     threads: 1
     conda:
         "../envs/report.yaml"
@@ -79,7 +81,7 @@ rule telescoping_smoother_run:
         seed=r"\d+",
     threads: threads_for("train")
     resources:
-        gpu=gpu_request(),
+        **gpu_resources(),
     conda:
         "../envs/torch.yaml"
     script:
@@ -99,6 +101,7 @@ rule plot_telescoping_grokking:
         "results/logs/telescoping/plot_{figure}.log",
     wildcard_constraints:
         figure=alternatives(GROKKING_FIGURES),
+    localrule: True
     threads: 1
     conda:
         "../envs/report.yaml"
@@ -118,6 +121,7 @@ rule plot_telescoping_double_descent:
         "results/logs/telescoping/plot_{figure}.log",
     wildcard_constraints:
         figure=alternatives(DOUBLE_DESCENT_FIGURES),
+    localrule: True
     threads: 1
     conda:
         "../envs/report.yaml"
@@ -185,6 +189,7 @@ rule plot_telescoping_tabular:
         "results/logs/telescoping/plot_{figure}.log",
     wildcard_constraints:
         figure=alternatives(TABULAR_FIGURES),
+    localrule: True
     threads: 1
     conda:
         "../envs/report.yaml"
@@ -275,6 +280,7 @@ rule plot_telescoping_lmc:
         telescoping_figure("fig_6"),
     log:
         "results/logs/telescoping/plot_fig_6.log",
+    localrule: True
     threads: 1
     conda:
         "../envs/report.yaml"
@@ -298,6 +304,7 @@ rule telescoping_claims:
         scale=config["scale"],
     log:
         "results/logs/telescoping/claims.log",
+    localrule: True
     threads: 1
     conda:
         "../envs/report.yaml"
