@@ -141,6 +141,7 @@ def test_cuda_config_requests_gpus_in_the_gpu_partition(cluster, tmp_path):
                        env={**cluster.env, **PARTITIONS})
     assert result.returncode == 0, result.stderr[-3000:]
     rows = new_rows(cluster, seen)
+    print("\n" + sacct_listing(rows))
     training = [row for row in rows if row["Comment"].startswith("rule_telescoping_approximation_run")]
     data = [row for row in rows if row["Comment"].startswith("rule_prepare_dataset")]
     assert len(training) == 2 and len(data) == 1 and all(row["State"] == "COMPLETED" for row in rows)
