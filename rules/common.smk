@@ -102,9 +102,14 @@ def threads_for(kind):
     return config.get("threads", {}).get(kind, 1)
 
 
-def gpu_request():
-    """Training rules ask for a GPU only when the config insists on CUDA."""
-    return 1 if config["device"] == "cuda" else 0
+def gpu_resources():
+    """Resources for jobs that run on the configured device. They ask for a GPU only when the
+    config insists on CUDA (the SLURM executor turns gpu=1 into --gpus=1) and then go to the
+    partition named by $SLURM_GPU_PARTITION, if set, instead of the profile's partition."""
+    if config["device"] != "cuda":
+        return {"gpu": 0}
+    gpu_partition = os.environ.get("SLURM_GPU_PARTITION")
+    return {"gpu": 1, **({"slurm_partition": gpu_partition} if gpu_partition else {})}
 
 
 def report_figures():

@@ -13,7 +13,7 @@ rule benchmark_kernels:
         "results/logs/benchmark_kernels.log",
     threads: threads_for("benchmark")
     resources:
-        gpu=gpu_request(),
+        **gpu_resources(),
     conda:
         "../envs/torch.yaml"
     script:
@@ -30,6 +30,7 @@ rule plot_kernel_benchmark:
         sidecar="results/benchmarks/kernels.json",
     log:
         "results/logs/plot_kernel_benchmark.log",
+    localrule: True
     threads: 1
     conda:
         "../envs/report.yaml"
@@ -96,7 +97,7 @@ rule extract_ntk:
         "results/benchmarks/rules/extract_ntk/{extraction}.tsv"
     threads: threads_for("train")
     resources:
-        gpu=gpu_request(),
+        **gpu_resources(),
     conda:
         "../envs/torch.yaml"
     script:
@@ -125,6 +126,8 @@ rule fit_tree_ensemble:
     benchmark:
         "results/benchmarks/rules/fit_tree_ensemble/{ensemble}.tsv"
     threads: threads_for("train")
+    resources:
+        **gpu_resources(),
     conda:
         "../envs/torch.yaml"
     script:

@@ -9,6 +9,7 @@ rule plot_telescoping_schematic:
         telescoping_figure("fig_1"),
     log:
         "results/logs/telescoping/plot_schematic.log",
+    localrule: True
     threads: 1
     conda:
         "../envs/report.yaml"
@@ -35,7 +36,7 @@ rule telescoping_approximation_run:
         seed=r"\d+",
     threads: threads_for("train")
     resources:
-        gpu=gpu_request(),
+        **gpu_resources(),
     conda:
         "../envs/torch.yaml"
     script:
@@ -55,6 +56,7 @@ rule plot_telescoping_approximation:
         settings=APPROXIMATION["settings"] if APPROXIMATION else {},
     log:
         "results/logs/telescoping/plot_approximation.log",
+    localrule: True
     threads: 1
     conda:
         "../envs/report.yaml"
@@ -81,7 +83,7 @@ rule telescoping_smoother_run:
         seed=r"\d+",
     threads: threads_for("train")
     resources:
-        gpu=gpu_request(),
+        **gpu_resources(),
     conda:
         "../envs/torch.yaml"
     script:
@@ -101,6 +103,7 @@ rule plot_telescoping_grokking:
         "results/logs/telescoping/plot_{figure}.log",
     wildcard_constraints:
         figure=alternatives(GROKKING_FIGURES),
+    localrule: True
     threads: 1
     conda:
         "../envs/report.yaml"
@@ -120,6 +123,7 @@ rule plot_telescoping_double_descent:
         "results/logs/telescoping/plot_{figure}.log",
     wildcard_constraints:
         figure=alternatives(DOUBLE_DESCENT_FIGURES),
+    localrule: True
     threads: 1
     conda:
         "../envs/report.yaml"
@@ -196,6 +200,7 @@ rule plot_telescoping_tabular:
         "results/logs/telescoping/plot_{figure}.log",
     wildcard_constraints:
         figure=alternatives(TABULAR_FIGURES),
+    localrule: True
     threads: 1
     conda:
         "../envs/report.yaml"
@@ -295,6 +300,7 @@ rule plot_telescoping_lmc:
         telescoping_figure("fig_6"),
     log:
         "results/logs/telescoping/plot_fig_6.log",
+    localrule: True
     threads: 1
     conda:
         "../envs/report.yaml"
@@ -318,6 +324,7 @@ rule telescoping_claims:
         scale=config["scale"],
     log:
         "results/logs/telescoping/claims.log",
+    localrule: True
     threads: 1
     conda:
         "../envs/report.yaml"

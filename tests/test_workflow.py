@@ -177,6 +177,46 @@ def test_slurm_profile_plans_the_paper_dag(tmp_path):
                        "--configfile", "config/paper.yaml", env=env)
     assert result.returncode == 0, result.stderr[-3000:]
     assert job_counts(result.stdout)["download_file"] > 0
+    assert "gpu=1" not in result.stdout  # device: auto asks SLURM for no GPU
+
+
+# Rules whose code runs on the configured device, so that `device: cuda` must get them a GPU.
+GPU_RULES = {"telescoping_approximation_run", "telescoping_smoother_run", "extract_ntk", "benchmark_kernels",
+             "fit_tree_ensemble"}
+
+
+def test_slurm_profile_sends_cuda_jobs_to_the_gpu_partition(tmp_path):
+    """With device: cuda, the rules that use the device ask for a GPU in $SLURM_GPU_PARTITION, every
+    other job stays in $SLURM_PARTITION with no GPU (the full SLURM run is in test_slurm.py)."""
+    env = {"SLURM_ACCOUNT": "test-account", "SLURM_PARTITION": "cpus", "SLURM_GPU_PARTITION": "gpus"}
+    result = snakemake(workflow_copy(tmp_path), "-n", "--profile", "profiles/slurm", "all", "benchmarks",
+                       "--configfile", "config/smoke.yaml", "--config", "device=cuda", env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    requests = {(rule, "gpu=1" in resources, re.search(r"slurm_partition=(\w+)", resources)[1])
+                for rule, resources in planned_resources(result.stdout)}
+    gpu_jobs = {rule for rule, gpu, _ in requests if gpu}
+    assert gpu_jobs == GPU_RULES
+    assert all(partition == ("gpus" if gpu else "cpus") for _, gpu, partition in requests)
+
+
+def dry_run_jobs(output):
+    """(rule, the job's block of lines) of every job in a dry run's output."""
+    return [(re.match(r"rule (\w+):", block)[1], block)
+            for block in re.split(r"\n(?=rule \w+:)", output) if re.match(r"rule \w+:", block)]
+
+
+def planned_resources(output):
+    """(rule, resources line) of every job in a dry run's output."""
+    return [(rule, re.search(r"^\s+resources: (.*)$", block, re.MULTILINE)[1]) for rule, block in dry_run_jobs(output)]
+
+
+def test_plot_rules_run_on_the_submit_host():
+    """Plots, claims, downloads and the report are local rules: a cluster run does them on the submit
+    host instead of queueing a job for each."""
+    blocks = {m[1]: m[2] for path in (ROOT / "rules").glob("*.smk")
+              for m in re.finditer(r"^rule (\w+):\n(.*?)(?=^rule |\Z)", path.read_text(), re.MULTILINE | re.DOTALL)}
+    local = {"download_file", "fetch_openml", "report", "telescoping_claims"} | {r for r in blocks if r.startswith("plot_")}
+    assert {rule for rule in local if "localrule: True" not in blocks[rule]} == set()
 
 
 def test_kernel_benchmark_runs_and_its_routes_agree(tmp_path):
