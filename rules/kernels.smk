@@ -49,6 +49,8 @@ rule benchmark_telescoping:
     log:
         "results/logs/benchmark_telescoping.log",
     threads: threads_for("benchmark")
+    resources:
+        **gpu_resources(),
     conda:
         "../envs/torch.yaml"
     script:

@@ -150,7 +150,7 @@ rule telescoping_tabular_search:
         model=alternatives(TABULAR_SEARCH.get("models", [])),
     threads: threads_for("train")
     resources:
-        gpu=gpu_request(),
+        **gpu_resources(),
     conda:
         "../envs/torch.yaml"
     script:
@@ -180,7 +180,7 @@ rule telescoping_tabular_run:
         seed=r"\d+",
     threads: threads_for("train")
     resources:
-        gpu=gpu_request(),
+        **gpu_resources(),
     conda:
         "../envs/torch.yaml"
     script:
@@ -225,7 +225,7 @@ rule lmc_pretrain:
         seed=r"\d+",
     threads: threads_for("train")
     resources:
-        gpu=gpu_request(),
+        **gpu_resources(),
     conda:
         "../envs/torch.yaml"
     script:
@@ -253,7 +253,7 @@ rule lmc_parent:
         seed=r"\d+",
     threads: threads_for("train")
     resources:
-        gpu=gpu_request(),
+        **gpu_resources(),
     conda:
         "../envs/torch.yaml"
     script:
@@ -281,7 +281,7 @@ rule lmc_children:
         inner=r"\d+",
     threads: threads_for("train")
     resources:
-        gpu=gpu_request(),
+        **gpu_resources(),
     conda:
         "../envs/torch.yaml"
     script:

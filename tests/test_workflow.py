@@ -181,8 +181,9 @@ def test_slurm_profile_plans_the_paper_dag(tmp_path):
 
 
 # Rules whose code runs on the configured device, so that `device: cuda` must get them a GPU.
-GPU_RULES = {"telescoping_approximation_run", "telescoping_smoother_run", "extract_ntk", "benchmark_kernels",
-             "fit_tree_ensemble"}
+GPU_RULES = {"telescoping_approximation_run", "telescoping_smoother_run", "telescoping_tabular_search",
+             "telescoping_tabular_run", "lmc_pretrain", "lmc_parent", "lmc_children", "extract_ntk",
+             "benchmark_kernels", "benchmark_telescoping", "fit_tree_ensemble"}
 
 
 def test_slurm_profile_sends_cuda_jobs_to_the_gpu_partition(tmp_path):
