@@ -171,7 +171,7 @@ def resnet_checks(panels: dict[str, pd.DataFrame], limits: Thresholds) -> list[C
         diverged = runs[(runs["K"] == k) & runs["diverged"]]
         if not diverged.empty:
             checks.append(ClaimCheck("C6", "fig_4", statement, check,
-                                     f"{k_label(k)} diverged at step {int(diverged['step'].min())}", None))
+                                     f"{k_label(k)} diverged (stopped at step {int(diverged['step'].max())})", None))
             continue
         final = final_accuracy(runs)
         gap = (final["1"] - final[k]) / POINT

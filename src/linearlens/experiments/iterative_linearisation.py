@@ -26,6 +26,7 @@ from torch import Tensor, nn
 
 from ..data import load_prepared
 from ..data.transforms import balanced_order
+from ..linearize.functional import trainable
 from ..linearize.gauss_newton import damped_gauss_newton_step, rmse
 from ..linearize.iterative import NEVER, LinearisedTraining, has_batch_norm, train_iteratively, training_for
 from ..models import ZOO, build_model
@@ -169,7 +170,7 @@ class ILRun:
         params = self.training.parameters_now()
         buffers = dict(self.model.named_buffers())
         if isinstance(self.training, LinearisedTraining) and has_batch_norm(self.model):
-            buffers = self.training._statistics_at(params)
+            buffers = self.training.statistics_at(params)
         self.checkpoints[self.training.steps] = {n: t.detach().cpu().clone() for n, t in {**params, **buffers}.items()}
 
     # --- divergence guard ---------------------------------------------------------------------
@@ -252,8 +253,6 @@ class ILRun:
             if state_path and time.monotonic() - last_save > run.get("state_every_s", 1800):
                 self.save_state(state_path, key)
                 last_save = time.monotonic()
-        if self.diverged and self.records[-1]["step"] != training.steps:
-            self.record("scheduled")
         return True
 
     def frame(self) -> pd.DataFrame:
@@ -262,8 +261,9 @@ class ILRun:
         frame["K"] = str(self.run["K"])
         frame["lr"] = self.run["optimiser"]["lr"]
         frame["optimiser"] = self.run["optimiser"]["name"]
-        frame["parameters"] = sum(p.numel() for p in trainable_parameters(self.model))
+        frame["parameters"] = sum(p.numel() for p in trainable(self.model).values())
         frame["n_train"] = len(self.task["y_train"])
+        frame["batch_size"] = self.batches.batch_size
         frame["steps_per_epoch"] = self.batches.steps_per_epoch
         return frame
 
@@ -286,10 +286,6 @@ def experiment_runs(experiment: dict) -> dict[str, dict]:
         return runs
     return {f"{name}_n{size}": {**{k: v for k, v in run.items() if k != "train_sizes"}, "train_size": size}
             for name, run in runs.items() for size in sizes}
-
-
-def trainable_parameters(model: nn.Module):
-    return [p for p in model.parameters() if p.requires_grad]
 
 
 def il_run(data_npz, run: dict, seed: int, state_path=None, code_version: str = "",
@@ -377,9 +373,10 @@ def probe_run(data_npz, checkpoint_path, probe: dict, device: str = "auto") -> p
     of a run. probe: layers, train_size (training examples the probe fits), c, max_iter."""
     saved = load_checkpoint(checkpoint_path)
     task = classification_task(data_npz, None, 0, choose_device(device))
-    model = build_model(saved["model_spec"]).to(task["x_train"].device)
-    fit = torch.randperm(len(task["y_train"]), generator=seeded_generator(0, 4))[:probe.get("train_size")]
-    x_fit, y_fit = task["x_train"][fit.to(task["x_train"].device)], task["y_train"][fit.to(task["x_train"].device)]
+    device = task["x_train"].device
+    model = build_model(saved["model_spec"]).to(device)
+    fit = torch.randperm(len(task["y_train"]), generator=seeded_generator(0, 4))[:probe.get("train_size")].to(device)
+    x_fit, y_fit = task["x_train"][fit], task["y_train"][fit]
     rows = []
     for step, state in sorted(saved["checkpoints"].items()):
         state = {n: t.to(x_fit.device) for n, t in state.items()}

@@ -121,9 +121,8 @@ def plot_k_sweeps(full_batch: pd.DataFrame, mini_batch: pd.DataFrame, png_path, 
     _k_sweep_panel(axes[2], full_batch, fb_palette, suffix=" (full batch)")
     rescaled = mini_batch.assign(step=mini_batch["step"] * ratio)
     _k_sweep_panel(axes[2], rescaled, mb_palette, linestyle="--", suffix=" (mini-batch)")
-    batch = int(mini_batch.groupby("seed")["n_train"].first().iloc[0] / mini_batch["steps_per_epoch"].iloc[0] + 0.5)
     axes[0].set(title=f"full batch, lr {full_batch['lr'].iloc[0]:g}", xlabel="steps", ylabel="test accuracy")
-    axes[1].set(title=f"mini-batch (≈{batch}), lr {mini_batch['lr'].iloc[0]:g}", xlabel="steps")
+    axes[1].set(title=f"mini-batch of {mini_batch['batch_size'].iloc[0]}, lr {mini_batch['lr'].iloc[0]:g}", xlabel="steps")
     axes[2].set(title="full batch (solid) vs mini-batch (dashed)",
                 xlabel=f"full-batch steps (mini-batch steps × {ratio:g})")
     for ax in axes:
@@ -209,7 +208,7 @@ def plot_adam(runs: pd.DataFrame, png_path, data_source: str, deviations: str | 
                      errorbar="se", color=ADAM_COLOUR, linestyle=":", ax=left,
                      label="Adam alone (stated in the text; may not be drawn in the paper)")
     left.set(title="test accuracy", xlabel="steps", ylabel="test accuracy")
-    first_seed = il[il["seed"] == il["seed"].min()].sort_values(["step", "point"])
+    first_seed = il[il["seed"] == il["seed"].min()]  # in the order recorded: before, then after a re-linearisation
     right.plot(first_seed["step"], first_seed["train_accuracy_network"], color=NETWORK_COLOUR, label="network")
     right.plot(first_seed["step"], first_seed["train_accuracy_linearised"], color=LINEARISED_COLOUR, linestyle="--",
                label="linearised model being optimised")

@@ -208,10 +208,12 @@ class LinearisedTraining(Training):
         with torch.no_grad():
             for t in self.delta.values():
                 t.zero_()
-        self.base_buffers = self._statistics_at(self.base)
+        self.base_buffers = self.statistics_at(self.base)
         self._network_buffers: tuple[int, dict[str, Tensor]] | None = None
 
-    def _statistics_at(self, params: dict[str, Tensor]) -> dict[str, Tensor]:
+    def statistics_at(self, params: dict[str, Tensor]) -> dict[str, Tensor]:
+        """The buffers the network runs on at ``params``: fresh BatchNorm statistics (or the
+        model's own buffers when it has no BatchNorm)."""
         if self.statistics_inputs is None:
             return {name: b for name, b in self.model.named_buffers()}
         return batchnorm_statistics(self.model, self._compute(params), self.statistics_inputs())
@@ -229,7 +231,7 @@ class LinearisedTraining(Training):
             delta.zero_()
         if self.reset_optimiser_state:
             self.optimiser.state.clear()
-        self.base_buffers = self._statistics_at(self.base)
+        self.base_buffers = self.statistics_at(self.base)
         self.relinearisations += 1
 
     def parameters_now(self) -> dict[str, Tensor]:
@@ -241,7 +243,7 @@ class LinearisedTraining(Training):
         self.model.eval()
         params = self.parameters_now()
         if self._network_buffers is None or self._network_buffers[0] != self.steps:
-            self._network_buffers = (self.steps, self._statistics_at(params))
+            self._network_buffers = (self.steps, self.statistics_at(params))
         return functional_call(self.model, (params, self._network_buffers[1]), (x,))
 
     @torch.no_grad()
@@ -256,7 +258,7 @@ class LinearisedTraining(Training):
         with torch.no_grad():
             for name, tensor in self.base.items():
                 tensor.copy_(state["base"][name])
-        self.base_buffers = self._statistics_at(self.base)
+        self.base_buffers = self.statistics_at(self.base)
         self._network_buffers = None
 
 
