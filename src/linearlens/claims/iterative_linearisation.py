@@ -312,7 +312,7 @@ def damping_checks(summary: pd.DataFrame, drawn: list[float], train_rmse_limit: 
     variation = kept.groupby("damping")["total_variation"].mean()
     return [
         ClaimCheck("C11", "fig_9", "increasing damping lowers the mean test RMSE and makes it more consistent",
-                   "mean test RMSE at the largest λ ≥ 5× below λ's smallest value, and its std lower",
+                   "mean test RMSE at the largest λ at least 5× lower than at the smallest λ, and its std lower",
                    f"mean {stats.loc[smallest, 'mean']:.3g} → {stats.loc[largest, 'mean']:.3g} (×{factor:.1f}), "
                    f"std {stats.loc[smallest, 'std']:.3g} → {stats.loc[largest, 'std']:.3g}",
                    bool(factor >= 5 and stats.loc[largest, "std"] < stats.loc[smallest, "std"])),
