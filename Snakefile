@@ -19,6 +19,7 @@ include: "rules/common.smk"
 include: "rules/datasets.smk"
 include: "rules/kernels.smk"
 include: "rules/telescoping.smk"
+include: "rules/iterative_linearisation.smk"
 include: "rules/report.smk"
 
 

@@ -122,7 +122,8 @@ def report_claims():
 
 # --- telescoping lens ---------------------------------------------------------------------------
 
-from linearlens.experiments.telescoping import family_runs, settings_grid
+from linearlens.experiments.settings import family_runs
+from linearlens.experiments.telescoping import settings_grid
 
 TELESCOPING = config.get("telescoping", {})
 APPROXIMATION = TELESCOPING.get("approximation")
@@ -216,3 +217,64 @@ if LMC:
     FIGURES["telescoping"].append(telescoping_figure("fig_6"))
 if APPROXIMATION or SMOOTHER_FAMILIES or TABULAR or LMC:
     CLAIMS["telescoping"] = "results/telescoping/claims.json"
+
+
+# --- iterative linearisation -------------------------------------------------------------------
+
+from linearlens.experiments.iterative_linearisation import experiment_runs
+
+IL = config.get("iterative_linearisation", {})
+IL_EXPERIMENTS = IL.get("experiments", {})
+IL_RUNS = {(experiment, setting): run for experiment, spec in IL_EXPERIMENTS.items()
+           for setting, run in experiment_runs(spec).items()}
+# Probes and filters read the checkpoints of their source experiment: built when it is configured.
+IL_PROBES = IL.get("probes") if IL.get("probes", {}).get("source") in IL_EXPERIMENTS else None
+IL_FILTERS = IL.get("filters") if IL.get("filters", {}).get("source") in IL_EXPERIMENTS else None
+IL_DAMPING = IL.get("damping")
+IL_DIR = "results/iterative_linearisation"
+# The experiments each figure draws (a figure is built when all of them are configured).
+IL_FIGURE_EXPERIMENTS = {"fig_2": ["full_batch", "mini_batch"], "fig_3": ["augmented"],
+                         "fig_4": ["resnet_no_bn", "resnet_bn"], "fig_5": ["data_scaling"], "fig_8": ["adam"]}
+IL_FIGURES = {figure: experiments for figure, experiments in IL_FIGURE_EXPERIMENTS.items()
+              if all(experiment in IL_EXPERIMENTS for experiment in experiments)}
+
+
+def il_figure(name):
+    return f"{IL_DIR}/figures/{name}.png"
+
+
+def il_runs(experiments, suffix="csv"):
+    """One record file (or checkpoint file) per (experiment, setting, seed)."""
+    return [f"{IL_DIR}/runs/{experiment}/{setting}/seed{seed}.{suffix}"
+            for (experiment, setting) in IL_RUNS if experiment in experiments
+            for seed in IL_EXPERIMENTS[experiment]["seeds"]]
+
+
+def il_probe_runs():
+    """One probe file per (setting, seed) of the runs the probes read."""
+    source = IL_PROBES["source"]
+    return [f"{IL_DIR}/runs/probes/{source}/{setting}/seed{seed}.csv"
+            for (experiment, setting) in IL_RUNS if experiment == source for seed in IL_PROBES["seeds"]]
+
+
+def il_damping_runs(suffix="csv"):
+    return [f"{IL_DIR}/runs/damping/lambda{damping:g}.{suffix}" for damping in IL_DAMPING["dampings"]]
+
+
+def il_provenance(experiments):
+    return sorted({f"results/data/{IL_EXPERIMENTS[e]['dataset']}.json" for e in experiments})
+
+
+FIGURES["iterative_linearisation"].append(il_figure("fig_1"))  # a drawing: built at every scale
+FIGURES["iterative_linearisation"] += [il_figure(figure) for figure in IL_FIGURES]
+if IL_PROBES:
+    FIGURES["iterative_linearisation"].append(il_figure("fig_6"))
+if IL_FILTERS:
+    FIGURES["iterative_linearisation"].append(il_figure("fig_7"))
+if IL_DAMPING:
+    FIGURES["iterative_linearisation"].append(il_figure("fig_9"))
+if IL_EXPERIMENTS or IL_DAMPING:
+    CLAIMS["iterative_linearisation"] = f"{IL_DIR}/claims.json"
+
+IL_RUN_CODE = lib_code("experiments/iterative_linearisation", "experiments/settings", "linearize", "models", "train",
+                       "data/transforms")

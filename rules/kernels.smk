@@ -57,10 +57,31 @@ rule benchmark_telescoping:
         "../src/scripts/benchmark_telescoping.py"
 
 
+rule benchmark_iterative_linearisation:
+    input:
+        code=lib_code("linearize", "benchmarks", "models", "train"),
+    output:
+        "results/benchmarks/iterative_linearisation.csv",
+    params:
+        settings=config["benchmarks"].get("iterative_linearisation",
+                                          {"cases": {}, "steps": 1, "timeout_s": 1}),
+        device=config["device"],
+    log:
+        "results/logs/benchmark_iterative_linearisation.log",
+    threads: threads_for("benchmark")
+    resources:
+        **gpu_resources(),
+    conda:
+        "../envs/torch.yaml"
+    script:
+        "../src/scripts/benchmark_iterative_linearisation.py"
+
+
 rule benchmarks:
     input:
         rules.plot_kernel_benchmark.output,
         rules.benchmark_telescoping.output,
+        rules.benchmark_iterative_linearisation.output,
 
 
 # --- kernel extraction: the NTK of any checkpoint on a probe set -------------------------------

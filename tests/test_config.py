@@ -59,6 +59,12 @@ def test_quick_and_smoke_configs_need_no_download():
          "benchmarks.kernels.ntk.methods", "does not contain items matching"),
         (lambda c: c["benchmarks"]["kernels"]["trees"].pop("rows"),
          "benchmarks.kernels.trees", "'rows' is a required property"),
+        (lambda c: c["iterative_linearisation"]["experiments"]["full_batch"]["settings"]["k5"].update(Kk=5),
+         "iterative_linearisation.experiments.full_batch.settings.k5", "'Kk' was unexpected"),
+        (lambda c: c["iterative_linearisation"]["experiments"]["full_batch"]["settings"]["k5"].update(K=0),
+         "iterative_linearisation.experiments.full_batch.settings.k5.K", "is not valid under any of the given schemas"),
+        (lambda c: c["iterative_linearisation"]["experiments"]["full_batch"].update(master_dtype="float16"),
+         "iterative_linearisation.experiments.full_batch.master_dtype", "is not one of"),
     ],
 )
 def test_invalid_config_names_the_key(mutate, key, expectation):

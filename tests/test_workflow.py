@@ -105,6 +105,19 @@ def test_smoke_run_builds_everything_and_resumes(tmp_path):
     assert claims["scale"] == "smoke" and {c["claim_id"] for c in claims["checks"]} >= {"A1", "A3", "G1", "G2", "S1", "D1", "D2", "D5",
                                                                                            "T1", "T2", "T3", "T4", "L1", "L2", "L3"}
     assert (workdir / "results" / "telescoping" / "runs" / "approximation" / "sgd" / "lr0.1" / "seed0.csv").exists()
+    il = workdir / "results" / "iterative_linearisation"
+    for figure in range(1, 10):  # every figure of the longer version (the shorter one's are among them)
+        for suffix in ("png", "pdf", "json"):
+            assert (il / "figures" / f"fig_{figure}.{suffix}").exists()
+    il_claims = json.loads((il / "claims.json").read_text())
+    assert il_claims["scale"] == "smoke"
+    assert {c["claim_id"] for c in il_claims["checks"]} == {f"C{i}" for i in range(1, 14)}
+    identity = {c["check"].split()[-1]: c for c in il_claims["checks"] if c["claim_id"] == "C12"}
+    assert identity["float64"]["passed"] and identity["float32"]["passed"]
+    run = pd.read_csv(il / "runs" / "augmented" / "k5" / "seed0.csv")
+    assert run["relinearisations"].max() == 4  # K = 5 over 20 steps
+    assert not list(il.glob("state/**/*.pt"))  # finished runs leave no resumable state behind
+    assert "stand-in for CIFAR-10" in json.loads((il / "figures" / "fig_2.json").read_text())["data_source"]
     for name, tolerance in (("gbt_tiny_test", 1e-10), ("xgb_tiny_test", 1e-5)):
         trees = json.loads((workdir / "results" / "kernels" / name / "summary.json").read_text())
         assert trees["n_trees"] == 5 and trees["telescoped_vs_predict_max_relative_error"] < tolerance
@@ -183,7 +196,8 @@ def test_slurm_profile_plans_the_paper_dag(tmp_path):
 # Rules whose code runs on the configured device, so that `device: cuda` must get them a GPU.
 GPU_RULES = {"telescoping_approximation_run", "telescoping_smoother_run", "telescoping_tabular_search",
              "telescoping_tabular_run", "lmc_pretrain", "lmc_parent", "lmc_children", "extract_ntk",
-             "benchmark_kernels", "benchmark_telescoping", "fit_tree_ensemble"}
+             "benchmark_kernels", "benchmark_telescoping", "fit_tree_ensemble", "il_run", "il_probe",
+             "benchmark_iterative_linearisation"}
 
 
 def test_slurm_profile_sends_cuda_jobs_to_the_gpu_partition(tmp_path):
@@ -216,7 +230,8 @@ def test_plot_rules_run_on_the_submit_host():
     host instead of queueing a job for each."""
     blocks = {m[1]: m[2] for path in (ROOT / "rules").glob("*.smk")
               for m in re.finditer(r"^rule (\w+):\n(.*?)(?=^rule |\Z)", path.read_text(), re.MULTILINE | re.DOTALL)}
-    local = {"download_file", "fetch_openml", "report", "telescoping_claims"} | {r for r in blocks if r.startswith("plot_")}
+    local = {"download_file", "fetch_openml", "report", "telescoping_claims", "il_claims"} | \
+        {r for r in blocks if r.startswith("plot_")}
     assert {rule for rule in local if "localrule: True" not in blocks[rule]} == set()
 
 
@@ -240,3 +255,6 @@ def test_kernel_benchmark_runs_and_its_routes_agree(tmp_path):
     assert set(tracking["method"]) == {"plain", "telescoping", "smoother", "smoother_float32"}
     assert (tracking["status"] == "ok").all() and (tracking["seconds_per_step"] > 0).all()
     assert (tracking.loc[tracking.method == "plain", "time_vs_plain"] == 1).all()
+    steps = pd.read_csv(workdir / "results" / "benchmarks" / "iterative_linearisation.csv")
+    assert set(steps["method"]) == {"ordinary", "linearised"} and (steps["status"] == "ok").all()
+    assert (steps["seconds_per_step"] > 0).all() and (steps.loc[steps.method == "ordinary", "time_vs_ordinary"] == 1).all()

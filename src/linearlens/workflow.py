@@ -4,8 +4,11 @@ failure messages. Scripts in ``src/scripts`` use it and stay a few lines long.""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
+import resource
 import sys
+from pathlib import Path
 
 from .data.download import DatasetUnavailableError
 
@@ -24,9 +27,26 @@ def logged_job(snakemake):
     logger = logging.getLogger(snakemake.rule)
     try:
         yield logger
+        logger.info("CPU time of this job: %.1f s", _cpu_seconds())
     except EXPLAINED_FAILURES as error:
         logger.error("%s", error)
         raise SystemExit(1) from None
     except Exception:
         logger.exception("job failed")
         raise SystemExit(1) from None
+
+
+def _cpu_seconds() -> float:
+    """User and system time of this process and its finished children, start-up included (the
+    benchmark files sample it every few seconds and miss the last interval)."""
+    usage = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+    return sum(u.ru_utime + u.ru_stime for u in usage)
+
+
+def code_version(paths) -> str:
+    """A digest of the library files a result depends on (a rule's ``code`` inputs): a saved
+    training state is resumed only by the code that wrote it."""
+    digest = hashlib.sha256()
+    for path in sorted(map(str, paths)):
+        digest.update(path.encode() + b"\0" + Path(path).read_bytes())
+    return digest.hexdigest()

@@ -10,6 +10,8 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import pandas as pd
+
 
 @dataclass(frozen=True)
 class ClaimCheck:
@@ -32,3 +34,8 @@ def read_claims(path: str | Path) -> dict:
     record = json.loads(Path(path).read_text())
     record["checks"] = [ClaimCheck(**check) for check in record["checks"]]
     return record
+
+
+def rank_correlation(curve: pd.Series) -> float:
+    """Spearman ρ between a curve's index and its values: how monotone the trend is."""
+    return float(pd.Series(curve.index.to_numpy()).corr(pd.Series(curve.to_numpy()), method="spearman"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from . import ClaimCheck
+from . import ClaimCheck, rank_correlation
 
 # Figs 2/7: f̃ must be at least this many times closer to the network than f^lin at the end.
 APPROXIMATION_ADVANTAGE = 10.0
@@ -244,11 +244,11 @@ def double_descent_checks(families: dict[str, pd.DataFrame]) -> list[ClaimCheck]
             f"final p^test < p^train at every width ≥ {PEAK_FACTOR:g}× the threshold",
             "; ".join(f"{int(w)}: {r.p_test:.0f} vs {r.p_train:.0f}" for w, r in wide.iterrows()),
             bool(len(wide)) and bool((wide["p_test"] < wide["p_train"]).all())))
-        rho_train = _rank_correlation(curve["train_mse"])
+        rho_train = rank_correlation(curve["train_mse"])
         checks.append(ClaimCheck(
             "D3", figure, f"{family}: the training MSE decreases with the width",
             f"Spearman ρ(width, train MSE) ≤ −{MONOTONE_RANK:g}", round(rho_train, 3), rho_train <= -MONOTONE_RANK))
-        rho_p = _rank_correlation(curve["p_train"])
+        rho_p = rank_correlation(curve["p_train"])
         checks.append(ClaimCheck(
             "D4", figure, f"{family}: p^train increases with the width",
             f"Spearman ρ(width, p^train) ≥ {MONOTONE_RANK:g}", round(rho_p, 3), rho_p >= MONOTONE_RANK))
@@ -273,7 +273,7 @@ def tabular_checks(runs: pd.DataFrame, panels: dict) -> list[ClaimCheck]:
                 "T1", figure, f"{name}: gradient boosting ({library}) beats the network on regular test data",
                 "MSE_GBT < MSE_NN at p = 0 (seed mean)", f"{boosting:.3g} vs {network:.3g}", bool(boosting < network)))
             curve = relative[(panel, library)]
-            rho = _rank_correlation(curve)
+            rho = rank_correlation(curve)
             checks.append(ClaimCheck(
                 "T2", figure, f"{name}: the network's relative performance against {library} worsens with p",
                 f"Spearman ρ(p, R_MSE) ≥ {MONOTONE_RANK:g}", round(rho, 3), rho >= MONOTONE_RANK))
@@ -282,16 +282,12 @@ def tabular_checks(runs: pd.DataFrame, panels: dict) -> list[ClaimCheck]:
                 "T4", figure, f"{name}: the tree-kernel ratio of {library} stays at or below 1",
                 "R_k(p) ≤ 1 at every p", f"max {tree.max():.3g}", bool((tree <= 1 + 1e-12).all())))
         network_ratio = ratios[(panel, "network", "batch")]
-        rho = _rank_correlation(network_ratio)
+        rho = rank_correlation(network_ratio)
         checks.append(ClaimCheck(
             "T3", figure, f"{name}: the network's kernel ratio (Eq. 3 batch kernel) grows with p",
             f"Spearman ρ(p, R_k) ≥ {MONOTONE_RANK:g}; R_k at the largest p for reference",
             f"ρ {rho:.3f}, R_k {network_ratio.iloc[-1]:.3g}", rho >= MONOTONE_RANK))
     return checks
-
-
-def _rank_correlation(curve: pd.Series) -> float:
-    return float(pd.Series(curve.index.to_numpy()).corr(pd.Series(curve.to_numpy()), method="spearman"))
 
 
 def lmc_checks(children: pd.DataFrame, changes: pd.DataFrame) -> list[ClaimCheck]:
@@ -301,13 +297,13 @@ def lmc_checks(children: pd.DataFrame, changes: pd.DataFrame) -> list[ClaimCheck
     curves = gaps.groupby(["branch", "spawn_step"])["gap_max"].mean()
     checks = []
     for branch in curves.index.get_level_values(0).unique():
-        rho = _rank_correlation(curves[branch])
+        rho = rank_correlation(curves[branch])
         checks.append(ClaimCheck(
             "L1", "fig_6", f"{branch}: the accuracy gap of weight averaging falls as the spawn step grows",
             f"Spearman ρ(t', gap) ≤ −{MONOTONE_RANK:g}", round(rho, 3), rho <= -MONOTONE_RANK))
         last = changes[(changes["branch"] == branch) & (changes["order"] == changes["order"].max())]
         change = last.groupby("spawn_step")["gradient_change"].mean()
-        rho = _rank_correlation(change)
+        rho = rank_correlation(change)
         checks.append(ClaimCheck(
             "L3", "fig_6", f"{branch}: the final layer's gradient change falls as the spawn step grows",
             f"Spearman ρ(t', gradient change of {last['layer'].iloc[0]}) ≤ −{MONOTONE_RANK:g}", round(rho, 3),

@@ -97,7 +97,10 @@ def prepare_dataset(spec: dict) -> tuple[dict[str, np.ndarray], dict]:
         for key in (f"x_{split}", f"y_{split}", f"{split}_index"):
             arrays[key] = arrays[key][index]
         steps.append({"step": "subset", "split": split, "n": n, "class_balanced": balanced, "seed": seed})
-    if spec.get("standardise"):
+    if spec.get("standardise") == "per_channel":
+        arrays["x_train"], arrays["x_test"] = transforms.standardise_channels(arrays["x_train"], arrays["x_test"])
+        steps.append({"step": "standardise", "statistics": "training split, per channel"})
+    elif spec.get("standardise"):
         arrays["x_train"], arrays["x_test"] = transforms.standardise(arrays["x_train"], arrays["x_test"])
         steps.append({"step": "standardise", "statistics": "training split, per feature"})
     if spec.get("label_noise", 0) > 0:

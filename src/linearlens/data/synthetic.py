@@ -49,6 +49,17 @@ def heavy_tailed_regression(n: int = 6000, noise: float = 0.5, seed: int = 0) ->
     return {"x": x, "y": y}
 
 
+def quintic_regression(n_train: int = 20, n_test: int = 1000, low: float = -4.0, high: float = 4.0) -> dict[str, np.ndarray]:
+    """The 1-D regression of Goldwaser & Ge (App. C of the longer version): y = x⁵/32 − x³/2 + 2x − 1
+    on uniformly spaced training and test inputs over [low, high] (no noise, no randomness)."""
+    def target(x):
+        return x ** 5 / 32 - x ** 3 / 2 + 2 * x - 1
+
+    x_train, x_test = np.linspace(low, high, n_train), np.linspace(low, high, n_test)
+    return {"x_train": x_train[:, None], "y_train": target(x_train),
+            "x_test": x_test[:, None], "y_test": target(x_test)}
+
+
 GENERATORS = {
     g.name: g
     for g in (
@@ -57,5 +68,7 @@ GENERATORS = {
         Generator("heavy_tailed_regression",
                   "synthetic heavy-tailed tabular regression (Friedman-1 target with a step interaction)", "tabular",
                   heavy_tailed_regression, {"n": 6000, "noise": 0.5, "seed": 0}),
+        Generator("quintic_regression", "the quintic y = x^5/32 - x^3/2 + 2x - 1 on a uniform grid (Goldwaser & Ge, App. C)",
+                  "tabular", quintic_regression, {"n_train": 20, "n_test": 1000, "low": -4.0, "high": 4.0}),
     )
 }

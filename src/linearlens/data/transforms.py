@@ -80,6 +80,17 @@ def balanced_subset(y: np.ndarray, n: int, seed: int) -> np.ndarray:
     return np.sort(np.concatenate(chosen))
 
 
+def balanced_order(y: np.ndarray, seed: int) -> np.ndarray:
+    """An ordering of all examples whose every prefix is as class-balanced as the classes allow:
+    one seeded permutation per class, taken in turn (class by class, the rarest classes running
+    out first). Prefixes are nested subsets: the first n of them for every training-set size n."""
+    rng = np.random.default_rng(seed)
+    per_class = [rng.permutation(np.flatnonzero(y == cls)) for cls in np.unique(y)]
+    rounds = max(len(members) for members in per_class)
+    order = [members[r] for r in range(rounds) for members in per_class if r < len(members)]
+    return np.asarray(order, dtype=np.int64)
+
+
 def random_subset(n_total: int, n: int, seed: int) -> np.ndarray:
     if n > n_total:
         raise ValueError(f"subset of {n} requested from {n_total} examples")
@@ -91,6 +102,16 @@ def train_test_split_indices(n_total: int, test_fraction: float, seed: int) -> t
     order = np.random.default_rng(seed).permutation(n_total)
     n_test = int(round(test_fraction * n_total))
     return np.sort(order[n_test:]), np.sort(order[:n_test])
+
+
+def standardise_channels(x_train: np.ndarray, x_test: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every channel of (N, C, ...) images to zero mean and unit variance by the training split's
+    per-channel statistics (one mean and one standard deviation per channel); float32."""
+    axes = (0, *range(2, x_train.ndim))
+    mean = x_train.mean(axis=axes, keepdims=True, dtype=np.float64)
+    std = x_train.std(axis=axes, keepdims=True, dtype=np.float64)
+    std[std == 0] = 1.0
+    return tuple(((x - mean) / std).astype(np.float32) for x in (x_train, x_test))
 
 
 def standardise(x_train: np.ndarray, x_test: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

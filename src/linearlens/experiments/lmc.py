@@ -24,6 +24,7 @@ from ..data import load_prepared
 from ..kernels.ntk import jacobian_from_factors
 from ..models import build_model
 from ..train import seed_everything
+from ..train.augment import augment as augment_batch
 from ..train.loop import batches
 
 
@@ -61,17 +62,7 @@ class TrainingState:
 
 def augment(images: Tensor, schedule: Schedule, generator: torch.Generator) -> Tensor:
     """Random crops after zero padding, and random horizontal flips, one draw per image."""
-    if schedule.crop_padding:
-        pad = schedule.crop_padding
-        height, width = images.shape[-2:]
-        padded = F.pad(images, (pad, pad, pad, pad))
-        rows = torch.randint(0, 2 * pad + 1, (len(images),), generator=generator)
-        cols = torch.randint(0, 2 * pad + 1, (len(images),), generator=generator)
-        images = torch.stack([p[:, r:r + height, c:c + width] for p, r, c in zip(padded, rows, cols)])
-    if schedule.flip:
-        flip = (torch.rand(len(images), generator=generator) < 0.5).to(images.device)
-        images = torch.where(flip[:, None, None, None], images.flip(-1), images)
-    return images
+    return augment_batch(images, schedule.crop_padding, schedule.flip, generator)
 
 
 def new_optimizer(model: nn.Module, schedule: Schedule) -> torch.optim.SGD:

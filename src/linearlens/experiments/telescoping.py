@@ -88,22 +88,6 @@ def settings_grid(experiment: dict) -> dict[tuple[str, str], dict]:
     return grid
 
 
-def family_runs(family: dict) -> dict[str, dict]:
-    """{setting: full run spec} of a family of smoother runs: the family's shared keys, each
-    setting's keys on top (its ``model`` keys merged into the shared model). A family with
-    ``widths`` instead of settings is a width sweep of a one-hidden-layer model."""
-    shared = {k: v for k, v in family.items() if k not in ("settings", "seeds", "dataset", "main", "widths")}
-    settings = family.get("settings") or {
-        f"width{width}": {"label": f"{width} hidden units", "model": {"hidden": [width]}}
-        for width in family["widths"]}  # a width sweep (double descent)
-    runs = {}
-    for name, setting in settings.items():
-        run = {**shared, **{k: v for k, v in setting.items() if k != "model"}}
-        run["model"] = {**shared["model"], **setting.get("model", {})}
-        runs[name] = run
-    return runs
-
-
 def _start(data_npz, model_spec: dict, run: dict, seed: int, device):
     """The float64 task, the seeded scalar network (sizes taken from the data), its optimiser
     and warm-up schedule, all on ``device``: what every run of this paper begins with."""

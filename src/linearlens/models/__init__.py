@@ -1,4 +1,6 @@
-"""The model zoo: MLPs, small CNNs, the CIFAR ResNet-20 and the KBGP24 polynomial network; every model is a plain nn.Module.
+"""The model zoo: MLPs, small CNNs, the LeNet-style CNN (2-D and 1-D), ResNets (the CIFAR ResNet-20 and
+ResNet-18, any stage layout, 1-D or 2-D, with or without BatchNorm) and the KBGP24 polynomial
+network; every model is a plain nn.Module.
 
 A model is described by a spec, ``{"name": <zoo name>, **constructor arguments}``, which a
 checkpoint stores beside the weights, so any checkpoint the pipeline writes can be rebuilt.
@@ -13,12 +15,13 @@ from torch import nn
 
 from ..train import load_checkpoint, save_checkpoint
 from .cnn import small_cnn
+from .lenet import lenet
 from .mlp import mlp
 from .polynomial import polynomial_net
-from .resnet import cifar_resnet, resnet20
+from .resnet import cifar_resnet, resnet, resnet18, resnet20
 
-ZOO = {"mlp": mlp, "small_cnn": small_cnn, "resnet20": resnet20, "cifar_resnet": cifar_resnet,
-       "polynomial_net": polynomial_net}
+ZOO = {"mlp": mlp, "small_cnn": small_cnn, "lenet": lenet, "resnet": resnet, "resnet18": resnet18,
+       "resnet20": resnet20, "cifar_resnet": cifar_resnet, "polynomial_net": polynomial_net}
 
 
 def build_model(spec: dict) -> nn.Module:
@@ -46,5 +49,5 @@ def load_model(path: str | Path, device: str | torch.device = "cpu") -> tuple[nn
     return model.eval(), state.get("metadata", {})
 
 
-__all__ = ["ZOO", "build_model", "cifar_resnet", "load_model", "mlp", "polynomial_net", "resnet20", "save_model",
-           "small_cnn"]
+__all__ = ["ZOO", "build_model", "cifar_resnet", "lenet", "load_model", "mlp", "polynomial_net", "resnet",
+           "resnet18", "resnet20", "save_model", "small_cnn"]

@@ -1,5 +1,8 @@
-"""ResNet-20 for 32x32 images (He et al. 2016, Sec. 4.2): a 3x3 stem of 16 channels, three stages
-of three basic blocks with 16, 32 and 64 channels, global average pooling, a linear read-out."""
+"""Residual networks of basic blocks (He et al. 2016): the CIFAR ResNet-20 (Sec. 4.2: a 3x3 stem
+of 16 channels, three stages of three blocks with 16, 32 and 64 channels, global average pooling,
+a linear read-out), the CIFAR ResNet-18 (a 3x3 stem of 64 channels without max-pooling, four
+stages of two blocks with 64-512 channels, projection shortcuts), with or without BatchNorm, and
+their 1-D versions for signals."""
 
 from __future__ import annotations
 
@@ -7,20 +10,31 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+CONV = {1: nn.Conv1d, 2: nn.Conv2d}
+NORM = {1: nn.BatchNorm1d, 2: nn.BatchNorm2d}
+
+
+def _norm(channels: int, batch_norm: bool, dims: int) -> nn.Module:
+    return NORM[dims](channels) if batch_norm else nn.Identity()
+
 
 class BasicBlock(nn.Module):
-    def __init__(self, channels_in: int, channels_out: int, stride: int, shortcut: str):
+    """Two 3-wide convolutions and a shortcut. Without BatchNorm the convolutions get biases."""
+
+    def __init__(self, channels_in: int, channels_out: int, stride: int, shortcut: str,
+                 batch_norm: bool = True, dims: int = 2):
         super().__init__()
-        self.conv1 = nn.Conv2d(channels_in, channels_out, 3, stride, padding=1, bias=False)
-        self.bn1 = nn.BatchNorm2d(channels_out)
-        self.conv2 = nn.Conv2d(channels_out, channels_out, 3, 1, padding=1, bias=False)
-        self.bn2 = nn.BatchNorm2d(channels_out)
+        conv = CONV[dims]
+        self.conv1 = conv(channels_in, channels_out, 3, stride, padding=1, bias=not batch_norm)
+        self.bn1 = _norm(channels_out, batch_norm, dims)
+        self.conv2 = conv(channels_out, channels_out, 3, 1, padding=1, bias=not batch_norm)
+        self.bn2 = _norm(channels_out, batch_norm, dims)
         self.projection = None
         self.pad = channels_out - channels_in
         if (stride != 1 or self.pad) and shortcut == "B":
-            self.projection = nn.Sequential(
-                nn.Conv2d(channels_in, channels_out, 1, stride, bias=False), nn.BatchNorm2d(channels_out))
-        self.stride = stride
+            self.projection = nn.Sequential(conv(channels_in, channels_out, 1, stride, bias=not batch_norm),
+                                            *([NORM[dims](channels_out)] if batch_norm else []))
+        self.stride, self.dims = stride, dims
 
     def shortcut(self, x: torch.Tensor) -> torch.Tensor:
         if self.projection is not None:
@@ -28,8 +42,8 @@ class BasicBlock(nn.Module):
         if self.stride == 1 and not self.pad:
             return x
         # Option A: subsample and zero-pad the new channels; no parameters.
-        x = x[:, :, ::self.stride, ::self.stride]
-        return F.pad(x, (0, 0, 0, 0, self.pad // 2, self.pad - self.pad // 2))
+        x = x[(slice(None), slice(None)) + (slice(None, None, self.stride),) * self.dims]
+        return F.pad(x, (0, 0) * self.dims + (self.pad // 2, self.pad - self.pad // 2))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         out = F.relu(self.bn1(self.conv1(x)))
@@ -37,29 +51,51 @@ class BasicBlock(nn.Module):
         return F.relu(out + self.shortcut(x))
 
 
+def resnet(widths: tuple[int, ...] = (16, 32, 64), blocks: tuple[int, ...] = (3, 3, 3), num_classes: int = 10,
+           in_channels: int = 3, shortcut: str = "A", batch_norm: bool = True, dims: int = 2,
+           init: str = "kaiming") -> nn.Sequential:
+    """A 3-wide stem at widths[0] channels, then one stage per width with that stage's number of
+    blocks (stride 2 at the start of every stage but the first), global average pooling and a
+    linear read-out. shortcut "A" (zero-padding, Idelbayev's CIFAR implementation) or "B" (1x1
+    projections). init "kaiming" redraws every conv and linear weight from the He normal;
+    "default" keeps PyTorch's initialisation."""
+    if shortcut not in ("A", "B"):
+        raise ValueError(f"shortcut must be 'A' or 'B', got {shortcut!r}")
+    if init not in ("default", "kaiming"):
+        raise ValueError(f"init must be 'default' or 'kaiming', got {init!r}")
+    if len(widths) != len(blocks):
+        raise ValueError(f"one block count per stage: widths {widths}, blocks {blocks}")
+    layers: list[nn.Module] = [CONV[dims](in_channels, widths[0], 3, padding=1, bias=not batch_norm),
+                               *([NORM[dims](widths[0])] if batch_norm else []), nn.ReLU()]
+    channels = widths[0]
+    for stage, (stage_width, count) in enumerate(zip(widths, blocks)):
+        for block in range(count):
+            stride = 2 if stage > 0 and block == 0 else 1
+            layers.append(BasicBlock(channels, stage_width, stride, shortcut, batch_norm, dims))
+            channels = stage_width
+    pool = nn.AdaptiveAvgPool1d(1) if dims == 1 else nn.AdaptiveAvgPool2d(1)
+    layers += [pool, nn.Flatten(), nn.Linear(channels, num_classes)]
+    model = nn.Sequential(*layers)
+    if init == "kaiming":
+        for module in model.modules():
+            if isinstance(module, (nn.Conv1d, nn.Conv2d, nn.Linear)):
+                nn.init.kaiming_normal_(module.weight)
+    return model
+
+
 def cifar_resnet(blocks_per_stage: int = 3, num_classes: int = 10, in_channels: int = 3, width: int = 16,
                  shortcut: str = "A") -> nn.Sequential:
     """He et al.'s CIFAR ResNet-(6b + 2): three stages of b basic blocks at width, 2·width and
-    4·width channels. shortcut "A" (zero-padding, Idelbayev's CIFAR implementation) or "B" (1x1
-    projections)."""
-    if shortcut not in ("A", "B"):
-        raise ValueError(f"shortcut must be 'A' or 'B', got {shortcut!r}")
-    layers: list[nn.Module] = [nn.Conv2d(in_channels, width, 3, padding=1, bias=False),
-                               nn.BatchNorm2d(width), nn.ReLU()]
-    channels = width
-    for stage, stage_width in enumerate((width, 2 * width, 4 * width)):
-        for block in range(blocks_per_stage):
-            stride = 2 if stage > 0 and block == 0 else 1
-            layers.append(BasicBlock(channels, stage_width, stride, shortcut))
-            channels = stage_width
-    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(channels, num_classes)]
-    model = nn.Sequential(*layers)
-    for module in model.modules():
-        if isinstance(module, (nn.Conv2d, nn.Linear)):
-            nn.init.kaiming_normal_(module.weight)
-    return model
+    4·width channels."""
+    return resnet((width, 2 * width, 4 * width), (blocks_per_stage,) * 3, num_classes, in_channels, shortcut)
 
 
 def resnet20(num_classes: int = 10, in_channels: int = 3, width: int = 16, shortcut: str = "A") -> nn.Sequential:
     """ResNet-20: three blocks per stage."""
     return cifar_resnet(3, num_classes, in_channels, width, shortcut)
+
+
+def resnet18(num_classes: int = 10, in_channels: int = 3, batch_norm: bool = True, init: str = "default") -> nn.Sequential:
+    """The CIFAR ResNet-18 (11.17 M parameters with BatchNorm); without BatchNorm every norm
+    layer is left out and the convolutions get biases."""
+    return resnet((64, 128, 256, 512), (2, 2, 2, 2), num_classes, in_channels, "B", batch_norm, 2, init)

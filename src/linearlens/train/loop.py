@@ -24,6 +24,36 @@ def batches(n: int, batch_size: int, generator: torch.Generator) -> Iterator[Ten
         yield from torch.split(order, batch_size)
 
 
+def seeded_generator(*key: int) -> torch.Generator:
+    """A torch generator determined by a tuple of integers (seed, purpose, counter, …), so that
+    the random draws of any step can be recomputed without replaying the earlier ones."""
+    state = np.random.SeedSequence([int(k) for k in key]).generate_state(2, dtype=np.uint32)
+    return torch.Generator().manual_seed(int(state[0]) << 32 | int(state[1]))
+
+
+class EpochBatches:
+    """The mini-batch of every step of a seeded run: epoch e visits the n examples in a
+    permutation drawn from (seed, e), in batches of ``batch_size`` (the last one smaller), or
+    takes them all at once (full batch). Stateless apart from a cache of the current epoch, so a
+    resumed run draws exactly the batches an uninterrupted one would have."""
+
+    def __init__(self, n: int, batch_size: int | None, seed: int):
+        self.n, self.seed = n, seed
+        self.batch_size = n if batch_size is None or batch_size >= n else batch_size
+        self.steps_per_epoch = -(-n // self.batch_size)
+        self._epoch, self._order = None, None
+
+    def __call__(self, step: int) -> Tensor:
+        """Indices of the batch of optimiser step ``step`` (counted from 1)."""
+        epoch, position = divmod(step - 1, self.steps_per_epoch)
+        if self.batch_size == self.n:
+            return torch.arange(self.n)
+        if epoch != self._epoch:
+            self._epoch = epoch
+            self._order = torch.randperm(self.n, generator=seeded_generator(self.seed, 0, epoch))
+        return self._order[position * self.batch_size:(position + 1) * self.batch_size]
+
+
 def train_steps(model: nn.Module, optimizer: torch.optim.Optimizer, x: Tensor, y: Tensor, *,
                 loss: str, steps: int, batch_size: int, seed: int,
                 scheduler: torch.optim.lr_scheduler.LRScheduler | None = None,

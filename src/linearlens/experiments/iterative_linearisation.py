@@ -1,0 +1,416 @@
+"""Runs of the iterative-linearisation paper (Goldwaser & Ge, both versions): one run per
+(experiment, setting, seed) of iterative linearisation with period K on a classification task,
+evaluated as the paper plots it; linear probes on the checkpoints of a run; damped Gauss-Newton on
+the 1-D quintic.
+
+A run records, at every evaluation, the network's accuracy and loss at θ_t and the linearised
+model's (the model being trained) on the test set and on a fixed part of the training set, the
+number of re-linearisations so far, ‖δ‖ and ‖θ_t − θ₀‖. It saves its whole state every
+``state_every_s`` seconds, so an interrupted run resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from ..data import load_prepared
+from ..data.transforms import balanced_order
+from ..linearize.functional import trainable
+from ..linearize.gauss_newton import damped_gauss_newton_step, rmse
+from ..linearize.iterative import NEVER, LinearisedTraining, has_batch_norm, train_iteratively, training_for
+from ..models import ZOO, build_model
+from ..train import choose_device, dtype_from_name, load_checkpoint, save_checkpoint, seed_everything
+from ..train.augment import augment
+from ..train.loop import EpochBatches, seeded_generator
+from .settings import family_runs
+
+
+def period_of(k) -> float:
+    """K from the config: a positive integer, or "inf" for K = ∞."""
+    return NEVER if str(k) == "inf" else int(k)
+
+
+def classification_task(data_npz, train_size: int | None, subset_seed: int, device: torch.device) -> dict[str, Tensor]:
+    """Float32 inputs with a channel axis ((N, L) signals become (N, 1, L)) and int64 labels; the
+    training set cut to a class-balanced subset of ``train_size`` (nested across sizes)."""
+    arrays = load_prepared(data_npz)
+    task = {}
+    for split in ("train", "test"):
+        x = torch.as_tensor(arrays[f"x_{split}"], dtype=torch.float32)
+        task[f"x_{split}"] = x.unsqueeze(1) if x.dim() == 2 else x
+        task[f"y_{split}"] = torch.as_tensor(arrays[f"y_{split}"], dtype=torch.int64)
+    if train_size is not None:
+        if train_size > len(task["y_train"]):
+            raise ValueError(f"train_size {train_size} exceeds the {len(task['y_train'])} training examples")
+        chosen = np.sort(balanced_order(arrays["y_train"], subset_seed)[:train_size])
+        task["x_train"], task["y_train"] = task["x_train"][chosen], task["y_train"][chosen]
+    return {name: t.to(device) for name, t in task.items()}
+
+
+def sized_model_spec(model: dict, x: Tensor, num_classes: int) -> dict:
+    """The zoo spec with the sizes the data fixes (input channels, input size, 1-D or 2-D,
+    classes), for each argument the model's constructor takes and the config leaves out."""
+    sizes = {"in_channels": x.shape[1], "input_size": x.shape[2], "dims": x.dim() - 2, "num_classes": num_classes}
+    accepted = inspect.signature(ZOO[model["name"]]).parameters
+    return {**{k: v for k, v in sizes.items() if k in accepted}, **model}
+
+
+def run_key(run: dict, seed: int, code_version: str) -> str:
+    """What a saved state must match to be resumed: the run, the seed and the library code."""
+    text = json.dumps({"run": run, "seed": seed, "code": code_version}, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@torch.no_grad()
+def evaluate(logits_of, x: Tensor, y: Tensor, batch_size: int) -> tuple[float, float]:
+    """(accuracy, mean cross-entropy) of the logits ``logits_of(x)``, in batches."""
+    correct, loss = 0.0, 0.0
+    for start in range(0, len(x), batch_size):
+        logits = logits_of(x[start:start + batch_size]).float()
+        labels = y[start:start + batch_size]
+        correct += float((logits.argmax(1) == labels).sum())
+        loss += float(F.cross_entropy(logits, labels, reduction="sum"))
+    return correct / len(x), loss / len(x)
+
+
+def flat_norm(tensors) -> float:
+    return float(torch.sqrt(sum((t.detach().double() ** 2).sum() for t in tensors)))
+
+
+class ILRun:
+    """One run of iterative linearisation as the experiments configure it.
+
+    run: model (zoo spec without sizes), K (int or "inf"), optimiser (with lr), batch_size (None:
+    full batch), chunk_size, steps, eval_every, eval_around_relinearisation, train_eval_size,
+    eval_batch_size, augmentation {crop_padding, flip}, train_size, subset_seed, master_dtype,
+    reset_optimiser_state, linearise_k1, checkpoint_every, bn_statistics_batches,
+    divergence_factor, stop_at_train_accuracy, stop_patience, state_every_s, device.
+    """
+
+    def __init__(self, data_npz, run: dict, seed: int):
+        self.run, self.seed = run, seed
+        self.device = choose_device(run.get("device", "auto"))
+        self.task = classification_task(data_npz, run.get("train_size"), run.get("subset_seed", 0), self.device)
+        num_classes = int(max(self.task["y_train"].max(), self.task["y_test"].max())) + 1
+        self.model_spec = sized_model_spec(run["model"], self.task["x_train"], num_classes)
+        seed_everything(seed)
+        self.model = build_model(self.model_spec).to(self.device)
+        self.initial = {name: p.detach().clone() for name, p in self.model.named_parameters()}
+        self.batches = EpochBatches(len(self.task["y_train"]), run.get("batch_size"), seed)
+        self.training = training_for(
+            self.model, run["optimiser"], period_of(run["K"]), linearise_k1=run.get("linearise_k1", False),
+            master_dtype=dtype_from_name(run.get("master_dtype", "float32")),
+            reset_optimiser_state=run.get("reset_optimiser_state", False),
+            statistics_inputs=self._statistics_batches if has_batch_norm(self.model) else None)
+        train_eval = run.get("train_eval_size")
+        order = torch.randperm(len(self.task["y_train"]), generator=seeded_generator(seed, 2))
+        self.train_eval = order[:train_eval].to(self.device) if train_eval else order.to(self.device)
+        self.records: list[dict] = []
+        self.checkpoints: dict[int, dict[str, Tensor]] = {}
+        self.first_loss: float | None = None
+        self.losses: list[Tensor] = []
+        self.diverged = False
+        self.seconds = 0.0
+
+    # --- data ---------------------------------------------------------------------------------
+
+    def _statistics_batches(self):
+        """The training batches BatchNorm statistics are averaged over: the first
+        ``bn_statistics_batches`` of a fixed seeded order, without augmentation."""
+        order = torch.randperm(len(self.task["y_train"]), generator=seeded_generator(self.seed, 3)).to(self.device)
+        size = self.batches.batch_size
+        count = min(self.run.get("bn_statistics_batches", 50), self.batches.steps_per_epoch)
+        return (self.task["x_train"][order[i * size:(i + 1) * size]] for i in range(count))
+
+    def batch(self, step: int) -> tuple[Tensor, Tensor]:
+        index = self.batches(step).to(self.device)
+        x = self.task["x_train"][index]
+        spec = self.run.get("augmentation")
+        if spec:  # fresh draws every step (and so a fresh f_{θ_s}(x): nothing is cached)
+            x = augment(x, spec.get("crop_padding", 0), spec.get("flip", False), seeded_generator(self.seed, 1, step))
+        return x, self.task["y_train"][index]
+
+    # --- records ------------------------------------------------------------------------------
+
+    def record(self, point: str) -> None:
+        training, task, size = self.training, self.task, self.run.get("eval_batch_size", 1000)
+        x_fit, y_fit = task["x_train"][self.train_eval], task["y_train"][self.train_eval]
+        record = {"step": training.steps, "epoch": training.steps / self.batches.steps_per_epoch,
+                  "relinearisations": training.relinearisations, "point": point}
+        for split, x, y in (("test", task["x_test"], task["y_test"]), ("train", x_fit, y_fit)):
+            record[f"{split}_accuracy_network"], record[f"{split}_loss_network"] = evaluate(
+                training.network_logits, x, y, size)
+            if isinstance(training, LinearisedTraining):
+                record[f"{split}_accuracy_linearised"], record[f"{split}_loss_linearised"] = evaluate(
+                    training.linearised_logits, x, y, size)
+            else:  # ordinary training: the model being trained is the network
+                record[f"{split}_accuracy_linearised"] = record[f"{split}_accuracy_network"]
+                record[f"{split}_loss_linearised"] = record[f"{split}_loss_network"]
+        now = training.parameters_now()
+        record["training_loss"] = float(torch.stack(self.losses).mean()) if self.losses else float("nan")
+        record["delta_norm"] = flat_norm(training.delta.values()) if isinstance(training, LinearisedTraining) else 0.0
+        record["distance_from_init"] = flat_norm(now[n] - self.initial[n] for n in now)
+        record["seconds"] = self.seconds
+        record["diverged"] = self.diverged
+        self.records.append(record)
+
+    def checkpoint(self) -> None:
+        """θ_t (and the buffers the network is evaluated with) at this step."""
+        params = self.training.parameters_now()
+        buffers = dict(self.model.named_buffers())
+        if isinstance(self.training, LinearisedTraining) and has_batch_norm(self.model):
+            buffers = self.training.statistics_at(params)
+        self.checkpoints[self.training.steps] = {n: t.detach().cpu().clone() for n, t in {**params, **buffers}.items()}
+
+    # --- divergence guard ---------------------------------------------------------------------
+
+    def check_divergence(self) -> None:
+        """A run whose mean training loss since the last evaluation is not finite or exceeds
+        ``divergence_factor`` times its first loss has diverged: it stops and says so."""
+        if not self.losses:
+            return
+        mean = float(torch.stack(self.losses).mean())
+        self.diverged = not math.isfinite(mean) or mean > self.run.get("divergence_factor", 3.0) * self.first_loss
+
+    def converged(self) -> bool:
+        """Training accuracy of the optimised model (the linearised one for K = ∞, else the
+        network) at least ``stop_at_train_accuracy`` at the last ``stop_patience`` evaluations."""
+        threshold = self.run.get("stop_at_train_accuracy")
+        if threshold is None:
+            return False
+        column = "train_accuracy_linearised" if self.training.period == NEVER else "train_accuracy_network"
+        scheduled = [r for r in self.records if r["point"] == "scheduled"][-self.run.get("stop_patience", 2):]
+        return len(scheduled) == self.run.get("stop_patience", 2) and all(r[column] >= threshold for r in scheduled)
+
+    # --- resumption ---------------------------------------------------------------------------
+
+    def save_state(self, path, key: str) -> None:
+        save_checkpoint(path, key=key, training=self.training.state_dict(), records=self.records,
+                        checkpoints=self.checkpoints, first_loss=self.first_loss, seconds=self.seconds,
+                        losses=self.losses)
+
+    def load_state(self, path, key: str) -> bool:
+        if not path or not Path(path).exists():
+            return False
+        state = load_checkpoint(path, map_location=self.device)
+        if state.get("key") != key:
+            return False  # another run's (or another code version's) state: start afresh
+        self.training.load_state_dict(state["training"])
+        self.records, self.checkpoints = state["records"], state["checkpoints"]
+        self.first_loss, self.seconds, self.losses = state["first_loss"], state["seconds"], state["losses"]
+        return True
+
+    # --- the loop -----------------------------------------------------------------------------
+
+    def train(self, state_path=None, code_version: str = "", step_budget: int | None = None) -> bool:
+        """Train to ``steps`` (or until divergence); True when done. With ``step_budget``, stop
+        after that many steps of this session and save the state (False: not done yet)."""
+        run, training = self.run, self.training
+        key = run_key(run, self.seed, code_version)
+        if not self.load_state(state_path, key):
+            self.record("scheduled")
+            if run.get("checkpoint_every"):
+                self.checkpoint()
+        around = run.get("eval_around_relinearisation", False)
+        last_save, done_here = time.monotonic(), 0
+        while training.steps < run["steps"] and not self.diverged and not self.converged():
+            if step_budget is not None and done_here >= step_budget:
+                self.save_state(state_path, key)
+                return False
+            started = time.perf_counter()
+            x, y = self.batch(training.steps + 1)
+            loss = training.step(x, y, run.get("chunk_size"))
+            self.losses.append(loss)
+            if self.first_loss is None:
+                self.first_loss = float(loss)
+            due = training.relinearisation_due()
+            self.seconds += time.perf_counter() - started
+            done_here += 1
+            if due and around:
+                self.record("before_relinearisation")
+            if due:
+                training.relinearise()
+                if around:
+                    self.record("after_relinearisation")
+            if training.steps % run["eval_every"] == 0 or training.steps == run["steps"]:
+                self.check_divergence()
+                self.record("scheduled")
+                self.losses = []
+            if run.get("checkpoint_every") and (training.steps % run["checkpoint_every"] == 0
+                                                or training.steps == run["steps"]):
+                self.checkpoint()
+            if state_path and time.monotonic() - last_save > run.get("state_every_s", 1800):
+                self.save_state(state_path, key)
+                last_save = time.monotonic()
+        return True
+
+    def frame(self) -> pd.DataFrame:
+        frame = pd.DataFrame.from_records(self.records)
+        frame["diverged"] = self.diverged
+        frame["K"] = str(self.run["K"])
+        frame["lr"] = self.run["optimiser"]["lr"]
+        frame["optimiser"] = self.run["optimiser"]["name"]
+        frame["parameters"] = sum(p.numel() for p in trainable(self.model).values())
+        frame["n_train"] = len(self.task["y_train"])
+        frame["batch_size"] = self.batches.batch_size
+        frame["steps_per_epoch"] = self.batches.steps_per_epoch
+        return frame
+
+    def checkpoint_file(self) -> dict:
+        return {"model_spec": self.model_spec, "K": str(self.run["K"]), "seed": self.seed, "steps_per_epoch": self.batches.steps_per_epoch,
+                "initial": {n: t.cpu() for n, t in self.initial.items()}, "checkpoints": self.checkpoints}
+
+
+def experiment_runs(experiment: dict) -> dict[str, dict]:
+    """{setting: run spec} of one experiment of the config: its shared keys with each setting's
+    on top; with ``train_sizes``, one run per (setting, training-set size), named
+    ``<setting>_n<size>``."""
+    runs = family_runs(experiment)
+    for name, run in runs.items():
+        missing = {"K", "optimiser", "steps", "eval_every"} - set(run)
+        if missing:
+            raise ValueError(f"setting {name!r} has no {sorted(missing)}, neither its own nor shared")
+    sizes = experiment.get("train_sizes")
+    if not sizes:
+        return runs
+    return {f"{name}_n{size}": {**{k: v for k, v in run.items() if k != "train_sizes"}, "train_size": size}
+            for name, run in runs.items() for size in sizes}
+
+
+def il_run(data_npz, run: dict, seed: int, state_path=None, code_version: str = "",
+           step_budget: int | None = None) -> ILRun | None:
+    """Train one run to the end (resuming from ``state_path`` when it holds this run's state);
+    None when ``step_budget`` ran out first (the state is saved)."""
+    torch.backends.cuda.matmul.allow_tf32 = False  # the paper's small updates need full float32
+    torch.backends.cudnn.allow_tf32 = False
+    experiment = ILRun(data_npz, run, seed)
+    if not experiment.train(state_path, code_version, step_budget):
+        return None
+    if state_path and Path(state_path).exists():
+        Path(state_path).unlink()
+    return experiment
+
+
+def k1_identity(data_npz, check: dict) -> dict[str, float]:
+    """Claim C12: IL with K = 1 is ordinary training. Train the same seeded network ``steps``
+    steps both ways on the same batches, in each dtype; the largest parameter difference."""
+    task = classification_task(data_npz, check.get("train_size"), 0, torch.device("cpu"))
+    spec = sized_model_spec(check["model"], task["x_train"], int(task["y_train"].max()) + 1)
+    differences = {}
+    for dtype in check["dtypes"]:
+        x = task["x_train"].to(dtype_from_name(dtype))
+        routes = []
+        for linearise in (False, True):
+            seed_everything(0)
+            model = build_model(spec).to(dtype_from_name(dtype))
+            training = training_for(model, check["optimiser"], 1, linearise_k1=linearise)
+            train_iteratively(training, x, task["y_train"], EpochBatches(len(x), check["batch_size"], 0),
+                              check["steps"])
+            routes.append(training.parameters_now())
+        ordinary, linearised = routes
+        differences[dtype] = max(float((ordinary[n] - linearised[n]).abs().max()) for n in ordinary)
+    return differences
+
+
+def first_layer_changes(checkpoint_paths, seed: int) -> tuple[dict[str, list[tuple[int, np.ndarray]]], float]:
+    """The first convolution's weight change from initialisation at every checkpoint after the
+    start, {K: [(step, W_step − W_0), …]}, for the runs of ``seed``; and epochs per step."""
+    changes, epochs_per_step = {}, 1.0
+    for path in checkpoint_paths:
+        saved = load_checkpoint(path)
+        if saved["seed"] != seed:
+            continue
+        name = next(n for n, t in saved["initial"].items() if t.dim() >= 3)  # the first conv weight
+        initial = saved["initial"][name].numpy()
+        changes[saved["K"]] = [(step, state[name].numpy() - initial)
+                               for step, state in sorted(saved["checkpoints"].items()) if step > 0]
+        epochs_per_step = 1 / saved["steps_per_epoch"]
+    return changes, epochs_per_step
+
+
+# --- linear probes (L-Fig 6) ----------------------------------------------------------------------
+
+def pooled_features(model: nn.Module, params: dict[str, Tensor], x: Tensor, layer: int) -> Tensor:
+    """The flattened output of the ``layer``-th pooling layer (1-based) of the network at
+    ``params``: the hidden features of its ``layer``-th convolutional block."""
+    pools = [m for m in model.modules() if isinstance(m, (nn.MaxPool1d, nn.MaxPool2d, nn.AvgPool1d, nn.AvgPool2d))]
+    captured = {}
+    handle = pools[layer - 1].register_forward_hook(lambda module, args, out: captured.update(out=out))
+    try:
+        with torch.no_grad():
+            torch.func.functional_call(model.eval(), params, (x,))
+    finally:
+        handle.remove()
+    return captured["out"].flatten(1)
+
+
+def linear_probe_accuracy(train_features: np.ndarray, y_train: np.ndarray, test_features: np.ndarray,
+                          y_test: np.ndarray, c: float, max_iter: int) -> float:
+    """Test accuracy of a multinomial logistic regression (L2, inverse strength ``c``) on
+    standardised features (Alain & Bengio 2017)."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    probe = make_pipeline(StandardScaler(), LogisticRegression(C=c, max_iter=max_iter))
+    probe.fit(train_features, y_train)
+    return float(probe.score(test_features, y_test))
+
+
+def probe_run(data_npz, checkpoint_path, probe: dict, device: str = "auto") -> pd.DataFrame:
+    """Probe accuracy on the hidden features of layers ``probe["layers"]`` at every checkpoint
+    of a run. probe: layers, train_size (training examples the probe fits), c, max_iter."""
+    saved = load_checkpoint(checkpoint_path)
+    task = classification_task(data_npz, None, 0, choose_device(device))
+    device = task["x_train"].device
+    model = build_model(saved["model_spec"]).to(device)
+    fit = torch.randperm(len(task["y_train"]), generator=seeded_generator(0, 4))[:probe.get("train_size")].to(device)
+    x_fit, y_fit = task["x_train"][fit], task["y_train"][fit]
+    rows = []
+    for step, state in sorted(saved["checkpoints"].items()):
+        state = {n: t.to(x_fit.device) for n, t in state.items()}
+        for layer in probe["layers"]:
+            features = [pooled_features(model, state, x, layer).cpu().numpy() for x in (x_fit, task["x_test"])]
+            accuracy = linear_probe_accuracy(features[0], y_fit.cpu().numpy(), features[1],
+                                             task["y_test"].cpu().numpy(), probe.get("c", 1.0), probe["max_iter"])
+            rows.append({"step": step, "epoch": step / saved["steps_per_epoch"], "K": saved["K"], "layer": layer,
+                         "probe_accuracy": accuracy})
+    return pd.DataFrame(rows)
+
+
+# --- damped Gauss-Newton on the quintic (L-Fig 9) ------------------------------------------------
+
+def gauss_newton_run(data_npz, spec: dict, damping: float, seeds: list[int]) -> tuple[pd.DataFrame, np.ndarray]:
+    """``iterations`` damped Gauss-Newton steps (step size ``step_size``) of the MLP ``model`` on
+    the quintic, in float64, once per seed; per seed the train and test RMSE of the network and
+    its test-grid predictions (seeds × test points)."""
+    arrays = load_prepared(data_npz)
+    x_train, y_train, x_test, y_test = (torch.as_tensor(arrays[k], dtype=torch.float64)
+                                        for k in ("x_train", "y_train", "x_test", "y_test"))
+    rows, predictions = [], []
+    for seed in seeds:
+        seed_everything(seed)
+        model = build_model({**spec["model"], "in_features": 1, "out_features": 1}).double()
+        finite = True
+        for _ in range(spec["iterations"]):
+            finite = damped_gauss_newton_step(model, x_train, y_train, damping, spec.get("step_size", 1.0))
+            if not finite:
+                break
+        with torch.no_grad():
+            fitted, predicted = model(x_train).reshape(-1), model(x_test).reshape(-1)
+        rows.append({"damping": damping, "seed": seed, "finite": finite and bool(torch.isfinite(predicted).all()),
+                     "train_rmse": rmse(fitted, y_train), "test_rmse": rmse(predicted, y_test),
+                     "total_variation": float(predicted.diff().abs().sum())})
+        predictions.append(predicted.numpy())
+    return pd.DataFrame(rows), np.stack(predictions)
