@@ -48,7 +48,7 @@ rule benchmark_telescoping:
         device=config["device"],
     log:
         "results/logs/benchmark_telescoping.log",
-    threads: threads_for("benchmark")
+    threads: threads_for("train")  # as the training runs it measures
     resources:
         **gpu_resources(),
     conda:

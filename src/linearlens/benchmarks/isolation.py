@@ -7,6 +7,7 @@ import resource
 import time
 from collections.abc import Callable
 
+import numpy as np
 import torch
 
 
@@ -33,6 +34,14 @@ def timed(compute: Callable[[], object], device: torch.device) -> tuple[object, 
     else:
         peak = peak_rss_mb() - base
     return result, {"seconds": seconds, "peak_memory_mb": peak}
+
+
+def fastest_block(compute: Callable[[], object], device: torch.device, repeats: int) -> dict:
+    """``timed`` over ``repeats`` runs of ``compute``: the least disturbed one (on a shared machine
+    the others include time lent to other work), with the median seconds beside it."""
+    blocks = [timed(compute, device)[1] for _ in range(repeats)]
+    fastest = min(blocks, key=lambda block: block["seconds"])
+    return {**fastest, "median_seconds": float(np.median([block["seconds"] for block in blocks]))}
 
 
 def _child(case_fn, case, queue):

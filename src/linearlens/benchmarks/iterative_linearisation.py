@@ -5,14 +5,13 @@ batch and optimiser; one process per (case, method), the fastest of ``repeats`` 
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import torch
 
 from ..linearize.iterative import NEVER, LinearisedTraining, NetworkTraining, has_batch_norm
 from ..models import build_model
 from ..train import choose_device, seed_everything, set_threads
-from .isolation import run_isolated, timed
+from .isolation import fastest_block, run_isolated
 
 METHODS = ("ordinary", "linearised")
 
@@ -39,11 +38,9 @@ def step_case(case: dict) -> dict:
         return float(loss)  # waits for the device
 
     steps(case["warmup_steps"])  # lazy initialisation and autotuning are not measured
-    blocks = [timed(lambda: steps(case["steps"]), device)[1] for _ in range(case["repeats"])]
-    # The least disturbed block: on a shared machine the others include time lent to other work.
-    fastest = min(blocks, key=lambda b: b["seconds"])
-    return {**fastest, "seconds_per_step": fastest["seconds"] / case["steps"],
-            "median_seconds_per_step": float(np.median([b["seconds"] for b in blocks])) / case["steps"],
+    block = fastest_block(lambda: steps(case["steps"]), device, case["repeats"])
+    return {**block, "seconds_per_step": block["seconds"] / case["steps"],
+            "median_seconds_per_step": block["median_seconds"] / case["steps"],
             "parameters": sum(p.numel() for p in model.parameters())}
 
 

@@ -11,7 +11,7 @@ from ..models import mlp
 from ..train import choose_device, default_dtype, set_threads
 from ..train.loop import train_steps
 from ..train.optimisers import build_optimiser
-from .isolation import run_isolated, timed
+from .isolation import fastest_block, run_isolated
 
 # The smoother twice: all in float64, and with its per-step products in float32.
 METHODS = ("plain", "telescoping", "smoother", "smoother_float32")
@@ -42,9 +42,10 @@ def tracking_case(case: dict) -> dict:
             return train_steps(model, optimizer, x[:n], y[:n], loss="half_squared", steps=steps,
                                batch_size=case["batch_size"], seed=0, trackers=trackers)
 
-        train(2)  # warm-up: lazy initialisation is not measured
-        _, stats = timed(lambda: train(case["steps"]), device)
-    return {**stats, "seconds_per_step": stats["seconds"] / case["steps"], "device": str(device),
+        train(case["warmup_steps"])  # lazy initialisation and the allocator's growth are not measured
+        block = fastest_block(lambda: train(case["steps"]), device, case["repeats"])
+    return {**block, "seconds_per_step": block["seconds"] / case["steps"], "device": str(device),
+            "median_seconds_per_step": block["median_seconds"] / case["steps"],
             "parameters": sum(p.numel() for p in model.parameters())}
 
 
@@ -52,7 +53,8 @@ def run_tracking_benchmark(settings: dict, threads: int, log, device: str = "cpu
     rows = []
     for name, case in settings["cases"].items():
         for method in settings["methods"]:
-            full = {**case, "method": method, "threads": threads, "device": device}
+            full = {**case, "method": method, "threads": threads, "device": device,
+                    "warmup_steps": settings.get("warmup_steps", 20), "repeats": settings.get("repeats", 5)}
             result = run_isolated(tracking_case, full, settings["timeout_s"])
             log.info("tracking %s %s: %s", name, method, result)
             rows.append({"case": name, "method": method, "threads": threads,
