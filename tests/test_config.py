@@ -1,8 +1,11 @@
 """The configuration schema: every shipped config passes, mistakes fail naming the key, and
 the schema, registry, environments and pyproject agree with each other."""
 
+import ast
 import copy
 import re
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -89,3 +92,37 @@ def test_conda_envs_pin_the_same_versions_as_pyproject():
         pip_section = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
         for package, version in _pins(pip_section).items():
             assert pinned.get(package) == version, f"{env_file.name}: {package}=={version}"
+
+
+# What envs/report.yaml leaves out: rules in that environment must not need it.
+NOT_IN_REPORT_ENV = ("torch", "sklearn", "xgboost", "openml", "mlxtend", "mnist1d")
+
+
+def _scripts_of_rules_in(env_name):
+    """{rule: its script's path} of every rule that runs in envs/<env_name>."""
+    scripts = {}
+    for path in (ROOT / "rules").glob("*.smk"):
+        for rule in re.finditer(r"^rule (\w+):\n(.*?)(?=^rule |\Z)", path.read_text(), re.MULTILINE | re.DOTALL):
+            script = re.search(r'"\.\./(src/scripts/\w+\.py)"', rule[2])
+            if f"envs/{env_name}" in rule[2] and script:
+                scripts[rule[1]] = ROOT / script[1]
+    return scripts
+
+
+def test_report_environment_rules_import_without_the_training_libraries():
+    """Under --sdm conda, plots and the report run in envs/report.yaml: their scripts' imports must
+    load with the training libraries absent (those that need them use envs/torch.yaml)."""
+    scripts = _scripts_of_rules_in("report.yaml")
+    assert len(scripts) >= 10
+    blocker = ("import sys\n"
+               "class Absent:\n"
+               "    def find_spec(self, name, path, target=None):\n"
+               f"        if name.split('.')[0] in {NOT_IN_REPORT_ENV!r}:\n"
+               "            raise ImportError(f'{name} is not in envs/report.yaml')\n"
+               "sys.meta_path.insert(0, Absent())\n")
+    for rule, script in scripts.items():
+        tree = ast.parse(script.read_text())
+        imports = "\n".join(ast.unparse(node) for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom)))
+        result = subprocess.run([sys.executable, "-c", blocker + imports], capture_output=True, text=True,
+                                cwd=ROOT / "src")
+        assert result.returncode == 0, f"{rule}: {result.stderr.strip().splitlines()[-1]}"

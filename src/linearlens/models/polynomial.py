@@ -9,7 +9,6 @@ initial predictions are exactly 0.
 
 from __future__ import annotations
 
-import torch
 from torch import Tensor, nn
 
 
