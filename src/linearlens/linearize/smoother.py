@@ -102,6 +102,14 @@ class Smoother:
         return (effective_parameters(self.train_rows, self.n_train),
                 effective_parameters(self.eval_rows, self.n_train))
 
+    def _add_to_rows(self, left: Tensor, right: Tensor, alpha: float = 1.0) -> None:
+        """rows += alpha · left @ right: the step's dominant product, in ``product_dtype``,
+        accumulated in float64."""
+        if self.product_dtype == left.dtype:
+            self.rows.addmm_(left, right, alpha=alpha)
+        else:
+            self.rows.add_(left.to(self.product_dtype) @ right.to(self.product_dtype), alpha=alpha)
+
     def _residual(self, batch: Tensor) -> tuple[Tensor, Tensor]:
         """f̃(x_B) − y_B as (∂/∂y: (|B|, n), constant: (|B|,))."""
         labels = self.rows[batch].clone()
@@ -136,12 +144,8 @@ class LabelJacobianSmoother(Smoother):
         self.steps += 1
         change = self._update(self._signal)
         self.theta.scale_add_(1.0, change)
-        grads = self._gradients
-        if self.product_dtype == grads.dtype:
-            self.rows.addmm_(grads, change.labels)
-        else:  # the (n + m)·p·n product at lower precision, accumulated in float64
-            self.rows.add_(grads.to(self.product_dtype) @ change.labels.to(self.product_dtype))
-        self.constants.addmv_(grads, change.constant)
+        self._add_to_rows(self._gradients, change.labels)  # the (n + m)·p·n product
+        self.constants.addmv_(self._gradients, change.constant)
         self._gradients = self._signal = None
 
     def _update(self, gradient: Affine) -> Affine:
@@ -212,12 +216,8 @@ class SGDKernelSmoother(Smoother):
     def after_step(self) -> None:
         labels, constant = self._residual(self._batch)
         factor = self.optimizer.param_groups[0]["lr"] * self.loss_scale / len(self._batch)
-        kernel = self._kernel
-        if self.product_dtype == kernel.dtype:
-            self.rows.addmm_(kernel, labels, alpha=-factor)
-        else:  # the (n + m)·|B|·n product at lower precision, accumulated in float64
-            self.rows.add_(kernel.to(self.product_dtype) @ labels.to(self.product_dtype), alpha=-factor)
-        self.constants.addmv_(kernel, constant, alpha=-factor)
+        self._add_to_rows(self._kernel, labels, alpha=-factor)  # the (n + m)·|B|·n product
+        self.constants.addmv_(self._kernel, constant, alpha=-factor)
         self._kernel = self._batch = None
 
 
