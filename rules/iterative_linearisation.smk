@@ -156,7 +156,7 @@ rule plot_il_filters:
     input:
         checkpoints=il_runs([IL_FILTERS["source"]], "pt") if IL_FILTERS else [],
         provenance=il_provenance([IL_FILTERS["source"]]) if IL_FILTERS else [],
-        code=lib_code("figures"),
+        code=lib_code("figures", "experiments/iterative_linearisation"),
     output:
         il_figure("fig_7"),
     params:
@@ -200,7 +200,7 @@ rule il_claims:
         checkpoints=il_runs([IL_FILTERS["source"]], "pt") if IL_FILTERS else [],
         damping=il_damping_runs() if IL_DAMPING else [],
         identity=["results/iterative_linearisation/runs/identity/k1_vs_ordinary.json"] if IL.get("identity_check") else [],
-        code=lib_code("claims"),
+        code=lib_code("claims", "figures", "experiments/iterative_linearisation"),
     output:
         "results/iterative_linearisation/claims.json",
     params:

@@ -179,6 +179,18 @@ def test_linearised_training_refuses_weight_decay_and_non_integer_periods():
         LinearisedTraining(tiny_resnet(), {"name": "sgd", "lr": 0.1}, 5)
 
 
+def test_chunked_steps_take_the_batch_gradient_and_are_refused_under_train_mode_batchnorm():
+    with default_dtype("float64"):
+        x, y = signals(12)
+        whole, chunked = NetworkTraining(tiny_lenet(), {"name": "sgd", "lr": 0.1}), NetworkTraining(
+            tiny_lenet(), {"name": "sgd", "lr": 0.1})
+        assert float(whole.step(x, y)) == pytest.approx(float(chunked.step(x, y, chunk_size=5)), rel=1e-12)
+        assert max_difference(whole.parameters_now(), chunked.parameters_now()) <= 1e-12
+        with pytest.raises(ValueError, match="BatchNorm"):
+            NetworkTraining(tiny_resnet(), {"name": "sgd", "lr": 0.1}).step(x, y, chunk_size=5)
+        NetworkTraining(tiny_resnet(), {"name": "sgd", "lr": 0.1}).step(x, y)  # whole batches are fine
+
+
 def test_float64_master_weights_keep_updates_that_float32_rounds_away():
     torch.manual_seed(0)
     x, y = torch.randn(8, 4), torch.arange(8) % 2

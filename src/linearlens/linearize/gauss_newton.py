@@ -14,7 +14,7 @@ import torch
 from torch import Tensor, nn
 
 from ..kernels.ntk import jacobian_from_factors
-from .functional import trainable
+from .functional import trainable, unflatten
 
 
 def damped_gauss_newton_direction(jacobian: Tensor, residuals: Tensor, damping: float) -> Tensor:
@@ -23,7 +23,7 @@ def damped_gauss_newton_direction(jacobian: Tensor, residuals: Tensor, damping: 
     if damping == 0:
         coefficients = torch.linalg.pinv(gram, hermitian=True) @ residuals
     else:
-        coefficients = torch.linalg.solve(gram + damping * torch.eye(len(gram), dtype=gram.dtype), residuals)
+        coefficients = torch.linalg.solve(gram + damping * torch.eye(len(gram), dtype=gram.dtype, device=gram.device), residuals)
     return -jacobian.T @ coefficients
 
 
@@ -37,10 +37,9 @@ def damped_gauss_newton_step(model: nn.Module, x: Tensor, y: Tensor, damping: fl
     step = step_size * damped_gauss_newton_direction(jacobian, residuals, damping)
     if not torch.isfinite(step).all():
         return False
-    start = 0
-    for p in trainable(model).values():
-        p += step[start:start + p.numel()].view_as(p)
-        start += p.numel()
+    parameters = trainable(model)
+    for name, piece in unflatten(model, step).items():
+        parameters[name] += piece
     return True
 
 

@@ -85,6 +85,7 @@ class Training:
     the network at θ_t and the model being trained."""
 
     period: float  # K
+    chunks_are_exact = True  # the batch loss is a sum over examples (no batch statistics)
 
     def __init__(self, model: nn.Module, optimiser: dict, *, loss: Loss = F.cross_entropy,
                  master_dtype: torch.dtype | None = None):
@@ -105,9 +106,12 @@ class Training:
 
     def step(self, x: Tensor, y: Tensor, chunk_size: int | None = None) -> Tensor:
         """One optimiser step on the batch (x, y); returns the batch loss (detached)."""
+        size = chunk_size or len(x)
+        if size < len(x) and not self.chunks_are_exact:
+            raise ValueError("chunk_size splits the batch, but the network's BatchNorm normalises "
+                             "each chunk by its own statistics: the gradient would not be the batch's")
         self.optimiser.zero_grad(set_to_none=True)
         total = x.new_zeros((), dtype=torch.float64)
-        size = chunk_size or len(x)
         for start in range(0, len(x), size):
             xs, ys = x[start:start + size], y[start:start + size]
             loss = self.loss(self._training_logits(xs), ys) * (len(xs) / len(x))
@@ -150,6 +154,10 @@ class NetworkTraining(Training):
     evaluation, as the K = 1 baseline of a BatchNorm network is trained."""
 
     period = 1
+
+    @property
+    def chunks_are_exact(self) -> bool:
+        return not has_batch_norm(self.model)  # train-mode BatchNorm uses each chunk's statistics
 
     def _training_logits(self, x: Tensor) -> Tensor:
         self.model.train()
@@ -208,8 +216,14 @@ class LinearisedTraining(Training):
         with torch.no_grad():
             for t in self.delta.values():
                 t.zero_()
-        self.base_buffers = self.statistics_at(self.base)
+        self._base_moved()
         self._network_buffers: tuple[int, dict[str, Tensor]] | None = None
+
+    def _base_moved(self) -> None:
+        """θ_s in the compute dtype (cast once per linearisation point, not once per forward: with
+        float64 masters that is a copy of every parameter) and the BatchNorm statistics there."""
+        self.base_compute = self._compute(self.base)
+        self.base_buffers = self.statistics_at(self.base)
 
     def statistics_at(self, params: dict[str, Tensor]) -> dict[str, Tensor]:
         """The buffers the network runs on at ``params``: fresh BatchNorm statistics (or the
@@ -220,7 +234,7 @@ class LinearisedTraining(Training):
 
     def _training_logits(self, x: Tensor) -> Tensor:
         self.model.eval()  # BatchNorm on the frozen statistics of θ_s: a per-example function
-        return linearised_outputs(self.model, self._compute(self.base), self._compute(self.delta), x,
+        return linearised_outputs(self.model, self.base_compute, self._compute(self.delta), x,
                                   self.base_buffers)
 
     @torch.no_grad()
@@ -231,7 +245,7 @@ class LinearisedTraining(Training):
             delta.zero_()
         if self.reset_optimiser_state:
             self.optimiser.state.clear()
-        self.base_buffers = self.statistics_at(self.base)
+        self._base_moved()
         self.relinearisations += 1
 
     def parameters_now(self) -> dict[str, Tensor]:
@@ -258,7 +272,7 @@ class LinearisedTraining(Training):
         with torch.no_grad():
             for name, tensor in self.base.items():
                 tensor.copy_(state["base"][name])
-        self.base_buffers = self.statistics_at(self.base)
+        self._base_moved()
         self._network_buffers = None
 
 
