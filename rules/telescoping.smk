@@ -126,7 +126,7 @@ rule plot_telescoping_double_descent:
     localrule: True
     threads: 1
     conda:
-        "../envs/torch.yaml"  # reads results through the experiment modules
+        "../envs/report.yaml"
     script:
         "../src/scripts/plot_telescoping_double_descent.py"
 
@@ -203,7 +203,7 @@ rule plot_telescoping_tabular:
     localrule: True
     threads: 1
     conda:
-        "../envs/torch.yaml"  # reads results through the experiment modules
+        "../envs/report.yaml"
     script:
         "../src/scripts/plot_telescoping_tabular.py"
 
@@ -327,6 +327,6 @@ rule telescoping_claims:
     localrule: True
     threads: 1
     conda:
-        "../envs/torch.yaml"  # reads results through the experiment modules
+        "../envs/report.yaml"
     script:
         "../src/scripts/telescoping_claims.py"

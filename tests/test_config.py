@@ -14,6 +14,7 @@ import yaml
 
 from linearlens.config import ConfigError, config_errors, load_schema, validate_config
 from linearlens.data.registry import SOURCES
+from rule_blocks import rule_blocks
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = ROOT / "config" / "schema" / "config.schema.yaml"
@@ -101,11 +102,10 @@ NOT_IN_REPORT_ENV = ("torch", "sklearn", "xgboost", "openml", "mlxtend", "mnist1
 def _scripts_of_rules_in(env_name):
     """{rule: its script's path} of every rule that runs in envs/<env_name>."""
     scripts = {}
-    for path in (ROOT / "rules").glob("*.smk"):
-        for rule in re.finditer(r"^rule (\w+):\n(.*?)(?=^rule |\Z)", path.read_text(), re.MULTILINE | re.DOTALL):
-            script = re.search(r'"\.\./(src/scripts/\w+\.py)"', rule[2])
-            if f"envs/{env_name}" in rule[2] and script:
-                scripts[rule[1]] = ROOT / script[1]
+    for rule, block in rule_blocks().items():
+        script = re.search(r'"\.\./(src/scripts/\w+\.py)"', block)
+        if f"envs/{env_name}" in block and script:
+            scripts[rule] = ROOT / script[1]
     return scripts
 
 

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from linearlens.data.synthetic import heavy_tailed_regression
-from linearlens.experiments import tabular
+from linearlens.experiments import summaries, tabular
 
 
 def test_irregular_split_takes_the_top_scores_and_partitions_the_rows():
@@ -62,7 +62,7 @@ def test_kernel_ratio_averages_the_largest_norms_over_steps():
 
 
 def test_relative_mse_is_one_at_p_zero():
-    ratios = tabular.relative_mse({0.0: 2.0, 0.5: 5.0}, {0.0: 1.0, 0.5: 2.0})
+    ratios = summaries.relative_mse({0.0: 2.0, 0.5: 5.0}, {0.0: 1.0, 0.5: 2.0})
     assert ratios == {0.0: 1.0, 0.5: 3.0}
 
 

@@ -21,6 +21,7 @@ import yaml
 from linearlens.data.registry import SOURCES, raw_paths
 from linearlens.experiments.tabular import telescoped_sum_error
 from linearlens.train.trees import load_tree_ensemble
+from rule_blocks import rule_blocks
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
@@ -200,6 +201,12 @@ GPU_RULES = {"telescoping_approximation_run", "telescoping_smoother_run", "teles
              "benchmark_iterative_linearisation"}
 
 
+def test_slurm_profile_gives_every_device_rule_its_own_resources():
+    """The rules that train or compute on the device get more than the profile's default hour."""
+    profile = yaml.safe_load((ROOT / "profiles" / "slurm" / "config.yaml").read_text())
+    assert GPU_RULES - set(profile["set-resources"]) == set()
+
+
 def test_slurm_profile_sends_cuda_jobs_to_the_gpu_partition(tmp_path):
     """With device: cuda, the rules that use the device ask for a GPU in $SLURM_GPU_PARTITION, every
     other job stays in $SLURM_PARTITION with no GPU (the full SLURM run is in test_slurm.py)."""
@@ -228,8 +235,7 @@ def planned_resources(output):
 def test_plot_rules_run_on_the_submit_host():
     """Plots, claims, downloads and the report are local rules: a cluster run does them on the submit
     host instead of queueing a job for each."""
-    blocks = {m[1]: m[2] for path in (ROOT / "rules").glob("*.smk")
-              for m in re.finditer(r"^rule (\w+):\n(.*?)(?=^rule |\Z)", path.read_text(), re.MULTILINE | re.DOTALL)}
+    blocks = rule_blocks()
     local = {"download_file", "fetch_openml", "report", "telescoping_claims", "il_claims"} | \
         {r for r in blocks if r.startswith("plot_")}
     assert {rule for rule in local if "localrule: True" not in blocks[rule]} == set()

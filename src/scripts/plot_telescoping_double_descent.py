@@ -5,7 +5,7 @@ import json
 import pandas as pd
 
 from linearlens.data.prepare import data_label
-from linearlens.experiments.telescoping import final_by_width, interpolation_width
+from linearlens.experiments.summaries import final_by_width, interpolation_width
 from linearlens.figures.telescoping import plot_double_descent
 from linearlens.workflow import logged_job
 

@@ -5,7 +5,7 @@ import json
 import pandas as pd
 
 from linearlens.data.prepare import data_label
-from linearlens.experiments.tabular import relative_mse_table
+from linearlens.experiments.summaries import relative_mse_table
 from linearlens.figures.telescoping import plot_tabular
 from linearlens.workflow import logged_job
 

@@ -96,7 +96,9 @@ class LocalSlurmCluster:
         return self
 
     def __exit__(self, *exc) -> None:
-        self.stop()
+        leftovers = self.stop()
+        if leftovers:
+            print(f"local SLURM cluster: ended leftover processes: {leftovers}", file=sys.stderr)
 
     def start(self) -> None:
         self._make_directories()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..experiments.summaries import final_by_width, interpolation_width, relative_mse_table
 from . import ClaimCheck, rank_correlation
 
 # Figs 2/7: f̃ must be at least this many times closer to the network than f^lin at the end.
@@ -217,7 +218,6 @@ DOUBLE_DESCENT_FIGURE = {"dd_cifar_catdog": "fig_3", "dd_mnist_noisy": "fig_9", 
 
 def double_descent_checks(families: dict[str, pd.DataFrame]) -> list[ClaimCheck]:
     """families: {dd family: its runs}; the clean-label family is expected to show no peak."""
-    from ..experiments.telescoping import final_by_width, interpolation_width
 
     checks = []
     for family, runs in families.items():
@@ -258,7 +258,6 @@ def double_descent_checks(families: dict[str, pd.DataFrame]) -> list[ClaimCheck]
 def tabular_checks(runs: pd.DataFrame, panels: dict) -> list[ClaimCheck]:
     """Sec. 4.2 on every panel: boosting wins on regular test data, the network loses ground and
     its kernel ratio grows as irregular rows are mixed in, while the tree ratio stays ≤ 1."""
-    from ..experiments.tabular import relative_mse_table
 
     relative = relative_mse_table(runs).groupby(["panel", "library", "p"])["r_mse"].mean()
     ratios = runs.groupby(["panel", "model", "kernel", "p"])["kernel_ratio"].mean()

@@ -101,12 +101,6 @@ def mixed_test_sets(regular_test: np.ndarray, irregular: np.ndarray, proportions
     return sets
 
 
-def relative_mse(mse_network: dict[float, float], mse_boosting: dict[float, float]) -> dict[float, float]:
-    """R_MSE(p) = (MSE^p_NN − MSE^p_GBT) / (MSE^0_NN − MSE^0_GBT); 1 at p = 0 by construction."""
-    base = mse_network[0.0] - mse_boosting[0.0]
-    return {p: (mse_network[p] - mse_boosting[p]) / base for p in mse_network}
-
-
 def kernel_ratio(train_norms: np.ndarray, test_norms: np.ndarray) -> float:
     """R_k = mean_t max_{j ∈ test} ‖k_t(x_j)‖ / mean_t max_{i ∈ train} ‖k_t(x_i)‖, with the norms
     given as (points, T) arrays (T trees or logged steps)."""
@@ -321,16 +315,3 @@ def tabular_run(data_npz, experiment: dict, seed: int, searched: dict | None = N
                   "network": experiment["network"], "boosting": experiment["boosting"],
                   "searched": searched or {}, "telescoped_vs_predict_max_relative_error": identity}
     return TabularRun(frame, provenance, ensembles)
-
-
-def relative_mse_table(runs):
-    """R_MSE(p) of the network against each boosting library, per (panel, seed): columns panel,
-    seed, library, p, r_mse."""
-    records = []
-    for (panel, seed), run in runs.groupby(["panel", "seed"]):
-        mse = run.drop_duplicates(["model", "p"]).set_index(["model", "p"])["mse"]
-        network = mse["network"].to_dict()
-        for library in sorted(set(run["model"]) - {"network"}):
-            for p, ratio in relative_mse(network, mse[library].to_dict()).items():
-                records.append({"panel": panel, "seed": seed, "library": library, "p": p, "r_mse": ratio})
-    return pd.DataFrame.from_records(records)

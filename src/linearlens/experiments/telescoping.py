@@ -6,7 +6,6 @@ records; the rules write one file per (setting, width/α/ε, seed).
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import torch
 
@@ -185,19 +184,3 @@ def _smoother_record(step, model, smoother, task, loss, binary) -> dict:
     else:
         record["train_accuracy"] = float("nan")
     return record
-
-
-def final_by_width(runs: pd.DataFrame) -> pd.DataFrame:
-    """The last record of every (width, seed) run of a width sweep, with its width."""
-    last = runs.loc[runs.groupby(["setting", "seed"])["step"].idxmax()].copy()
-    last["width"] = last["setting"].str.removeprefix("width").astype(int)
-    return last.sort_values("width")
-
-
-def interpolation_width(final: pd.DataFrame) -> float:
-    """The width at which the parameter count reaches the number of training points (p ≈ n),
-    interpolated on a log scale between the swept widths."""
-    by_width = final.groupby("width")[["parameters", "n_train"]].first()
-    widths = by_width.index.to_numpy(dtype=float)
-    return float(np.exp(np.interp(np.log(by_width["n_train"].iloc[0]),
-                                  np.log(by_width["parameters"].to_numpy(dtype=float)), np.log(widths))))

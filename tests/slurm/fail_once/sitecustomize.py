@@ -2,8 +2,9 @@
 
 With LINEARLENS_FAIL_ONCE="<rule>:<marker file>", the first Python process that runs the script of
 <rule> creates the marker and exits with status 1; every later one finds the marker and runs as
-usual. Snakemake runs a rule's script as .snakemake/scripts/tmpXXXX.<script name>, so the file
-name tells the rule; the marker lives on the shared file system, so a retry on another node sees it.
+usual. Snakemake runs a rule's script as .snakemake/scripts/tmpXXXX.<script name>, so <rule> is
+matched against the script's name (here every rule's script is named after its rule); the marker
+lives on the shared file system, so a retry on another node sees it.
 """
 
 import os
