@@ -162,6 +162,8 @@ def test_batchnorm_linearisation_is_per_example_and_leaves_the_buffers_alone():
         # The statistics of a linearisation point: the exact average of the batch statistics.
         params = training.parameters_now()
         statistics = batchnorm_statistics(model, params, [x[:16], x[16:]])
+        # The network at θ_t (evaluated, and checkpointed) runs on the statistics at θ_t.
+        assert max_difference(training.network_buffers(), statistics) == 0
         stem = model[0]
         halves = [F.conv1d(part, params["0.weight"], padding=1) for part in (x[:16], x[16:])]
         expected_mean = torch.stack([h.mean((0, 2)) for h in halves]).mean(0)

@@ -10,7 +10,7 @@ import torch
 
 from ..linearize.iterative import NEVER, LinearisedTraining, NetworkTraining, has_batch_norm
 from ..models import build_model
-from ..train import choose_device, seed_everything, set_threads
+from ..train import choose_device, full_float32_matmuls, seed_everything, set_threads
 from .isolation import fastest_block, run_isolated
 
 METHODS = ("ordinary", "linearised")
@@ -21,8 +21,7 @@ def step_case(case: dict) -> dict:
     set_threads(case["threads"])
     seed_everything(0)
     device = choose_device(case["device"])
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
+    full_float32_matmuls()
     model = build_model(case["model"]).to(device)
     x = torch.randn(case["batch_size"], *case["input_shape"], device=device)
     y = torch.randint(0, case["model"].get("num_classes", 10), (case["batch_size"],), device=device)

@@ -140,7 +140,8 @@ def augmented_checks(runs: pd.DataFrame, limits: Thresholds) -> list[ClaimCheck]
                          "K = 1, 81.4% for K = 5·10⁶)", check,
                          f"K = 1 {final['1']:.3f}, {k_label(k)} {final[k]:.3f} (gap {gap:.1f} points)", bool(passed))]
     large = runs[runs["K"] == k]
-    within = scheduled(large)[scheduled(large)["delta_norm"] > 0]
+    points = scheduled(large)
+    within = points[points["delta_norm"] > 0]
     lead = float((within["test_accuracy_linearised"] - within["test_accuracy_network"]).mean()) / POINT
     checks.append(ClaimCheck("C5", "fig_3", "within a period the linearised model is ahead of the network",
                              "mean over evaluations within periods of (linearised − network test accuracy) > 0",
@@ -272,7 +273,8 @@ def adam_checks(runs: pd.DataFrame, limits: Thresholds) -> list[ClaimCheck]:
     """C10: solving each linearisation with Adam generalises worse than K = 1 SGD, not because of
     Adam (plain Adam is at least as good as SGD); every period is fitted."""
     roles = adam_roles(runs)
-    final = scheduled(runs).loc[scheduled(runs).groupby(["setting", "seed"])["step"].idxmax()]
+    points = scheduled(runs)
+    final = points.loc[points.groupby(["setting", "seed"])["step"].idxmax()]
     final = final.groupby("setting")["test_accuracy_network"].mean()
     sgd, il = final[roles["sgd"]], final[roles["il_adam"]]
     gap = (sgd - il) / POINT

@@ -30,7 +30,8 @@ from ..linearize.functional import trainable
 from ..linearize.gauss_newton import damped_gauss_newton_step, rmse
 from ..linearize.iterative import NEVER, LinearisedTraining, has_batch_norm, train_iteratively, training_for
 from ..models import ZOO, build_model
-from ..train import choose_device, dtype_from_name, load_checkpoint, save_checkpoint, seed_everything
+from ..train import (choose_device, dtype_from_name, full_float32_matmuls, load_checkpoint, save_checkpoint,
+                     seed_everything)
 from ..train.augment import augment
 from ..train.loop import EpochBatches, seeded_generator
 from .settings import family_runs
@@ -167,11 +168,8 @@ class ILRun:
 
     def checkpoint(self) -> None:
         """θ_t (and the buffers the network is evaluated with) at this step."""
-        params = self.training.parameters_now()
-        buffers = dict(self.model.named_buffers())
-        if isinstance(self.training, LinearisedTraining) and has_batch_norm(self.model):
-            buffers = self.training.statistics_at(params)
-        self.checkpoints[self.training.steps] = {n: t.detach().cpu().clone() for n, t in {**params, **buffers}.items()}
+        state = {**self.training.parameters_now(), **self.training.network_buffers()}
+        self.checkpoints[self.training.steps] = {n: t.detach().cpu().clone() for n, t in state.items()}
 
     # --- divergence guard ---------------------------------------------------------------------
 
@@ -292,8 +290,7 @@ def il_run(data_npz, run: dict, seed: int, state_path=None, code_version: str = 
            step_budget: int | None = None) -> ILRun | None:
     """Train one run to the end (resuming from ``state_path`` when it holds this run's state);
     None when ``step_budget`` ran out first (the state is saved)."""
-    torch.backends.cuda.matmul.allow_tf32 = False  # the paper's small updates need full float32
-    torch.backends.cudnn.allow_tf32 = False
+    full_float32_matmuls()
     experiment = ILRun(data_npz, run, seed)
     if not experiment.train(state_path, code_version, step_budget):
         return None

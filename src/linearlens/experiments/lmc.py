@@ -24,7 +24,7 @@ from ..data import load_prepared
 from ..kernels.ntk import jacobian_from_factors
 from ..models import build_model
 from ..train import seed_everything
-from ..train.augment import augment as augment_batch
+from ..train.augment import augment
 from ..train.loop import batches
 
 
@@ -60,11 +60,6 @@ class TrainingState:
     step: int
 
 
-def augment(images: Tensor, schedule: Schedule, generator: torch.Generator) -> Tensor:
-    """Random crops after zero padding, and random horizontal flips, one draw per image."""
-    return augment_batch(images, schedule.crop_padding, schedule.flip, generator)
-
-
 def new_optimizer(model: nn.Module, schedule: Schedule) -> torch.optim.SGD:
     return torch.optim.SGD(model.parameters(), lr=schedule.lr, momentum=schedule.momentum,
                            weight_decay=schedule.weight_decay)
@@ -85,7 +80,8 @@ def train(model: nn.Module, optimizer: torch.optim.Optimizer, schedule: Schedule
         for group in optimizer.param_groups:
             group["lr"] = schedule.lr_at(step - 1)
         optimizer.zero_grad(set_to_none=True)
-        F.cross_entropy(model(augment(x[batch], schedule, generator)), y[batch]).backward()
+        images = augment(x[batch], schedule.crop_padding, schedule.flip, generator)
+        F.cross_entropy(model(images), y[batch]).backward()
         optimizer.step()
         if step in keep_at:
             kept[step] = snapshot(model, optimizer, step)

@@ -176,11 +176,12 @@ class NetworkTraining(Training):
 
     linearised_logits = network_logits  # f^lin at θ_t is f itself
 
-    def buffers(self) -> dict[str, Tensor]:
+    def network_buffers(self) -> dict[str, Tensor]:
+        """The buffers the network at θ_t is evaluated with: BatchNorm's running averages."""
         return {name: b.detach().clone() for name, b in self.model.named_buffers()}
 
     def state_dict(self) -> dict:
-        return {**super().state_dict(), "buffers": self.buffers()}
+        return {**super().state_dict(), "buffers": self.network_buffers()}
 
     def load_state_dict(self, state: dict) -> None:
         super().load_state_dict(state)
@@ -253,12 +254,17 @@ class LinearisedTraining(Training):
             return self._compute({name: self.base[name] + self.delta[name] for name in self.base})
 
     @torch.no_grad()
+    def network_buffers(self) -> dict[str, Tensor]:
+        """The buffers the network at θ_t is evaluated with: BatchNorm statistics at θ_t,
+        computed once per step (evaluation and checkpoint share them)."""
+        if self._network_buffers is None or self._network_buffers[0] != self.steps:
+            self._network_buffers = (self.steps, self.statistics_at(self.parameters_now()))
+        return self._network_buffers[1]
+
+    @torch.no_grad()
     def network_logits(self, x: Tensor) -> Tensor:
         self.model.eval()
-        params = self.parameters_now()
-        if self._network_buffers is None or self._network_buffers[0] != self.steps:
-            self._network_buffers = (self.steps, self.statistics_at(params))
-        return functional_call(self.model, (params, self._network_buffers[1]), (x,))
+        return functional_call(self.model, (self.parameters_now(), self.network_buffers()), (x,))
 
     @torch.no_grad()
     def linearised_logits(self, x: Tensor) -> Tensor:

@@ -36,6 +36,12 @@ def set_threads(threads: int) -> None:
     os.environ["OMP_NUM_THREADS"] = str(threads)
 
 
+def full_float32_matmuls() -> None:
+    """Turn off TF32 on CUDA: iterative linearisation's small per-step updates need full float32."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+
+
 def dtype_from_name(name: str) -> torch.dtype:
     dtypes = {"float32": torch.float32, "float64": torch.float64}
     if name not in dtypes:
