@@ -43,6 +43,7 @@ PARTITIONS = {"SLURM_ACCOUNT": NAME, "SLURM_PARTITION": "cpu", "SLURM_GPU_PARTIT
 LOCAL_RULES = {"plot_telescoping_schematic", "plot_telescoping_approximation"}  # of the TARGETS' jobs
 FAILS_ONCE = "extract_tree_kernel"  # three jobs deep: it cannot have run before the interruption
 FAIL_ONCE_HOOK = Path(__file__).parent / "slurm" / "fail_once"
+UNFINISHED = {"PENDING", "RUNNING", "COMPLETING", "REQUEUED", "RESIZING", "SUSPENDED"}  # sacct states
 SACCT_FIELDS = ["JobID", "Partition", "Account", "State", "ExitCode", "Start", "End", "Elapsed", "ReqTRES",
                 "Comment"]
 
@@ -86,12 +87,11 @@ def slurm_run(cluster, tmp_path_factory):
     workdir = workflow_copy(tmp_path_factory.mktemp("slurm"))
     env = {**cluster.env, **PARTITIONS}
     planned = planned_jobs(workdir, env)
-    earlier = {row["JobID"] for row in cluster.sacct(["JobID"])}
-    before_interrupt = interrupt_after_first_job(cluster, workdir, env, earlier)
+    before_interrupt = interrupt_after_first_job(cluster, workdir, env)
     fail_once = {"PYTHONPATH": str(FAIL_ONCE_HOOK), "LINEARLENS_FAIL_ONCE": f"{FAILS_ONCE}:{workdir / 'failed-once'}"}
     resumed = snakemake(workdir, *TARGETS, *ON_SLURM, *SMOKE, env={**env, **fail_once})
     assert resumed.returncode == 0, resumed.stderr[-5000:]
-    resumed_rows = new_rows(cluster, earlier | {row["JobID"] for row in before_interrupt})
+    resumed_rows = accounted_rows(cluster, resumed.stderr)
     print("\n" + sacct_listing(before_interrupt + resumed_rows))  # this run's record (pytest -s shows it)
     return SlurmRun(workdir, planned, before_interrupt, resumed_rows)
 
@@ -137,11 +137,10 @@ def test_cuda_config_requests_gpus_in_the_gpu_partition(cluster, tmp_path):
     torch's missing CUDA device, which shows the device setting reached it."""
     workdir = workflow_copy(tmp_path)
     runs = [f"results/telescoping/runs/approximation/sgd/lr{lr}/seed0.csv" for lr in ("0.01", "0.1")]
-    seen = {row["JobID"] for row in cluster.sacct(["JobID"])}
     result = snakemake(workdir, *runs, *ON_SLURM, *SMOKE, "--config", "device=cuda", "--retries", "0",
                        "--keep-going", env={**cluster.env, **PARTITIONS})
     assert result.returncode != 0
-    rows = new_rows(cluster, seen)
+    rows = accounted_rows(cluster, result.stderr)
     print("\n" + sacct_listing(rows))
     training = [row for row in rows if row["Comment"].startswith("rule_telescoping_approximation_run")]
     data = [row for row in rows if row["Comment"].startswith("rule_prepare_dataset")]
@@ -175,23 +174,28 @@ def planned_jobs(workdir, env):
     return planned
 
 
-def interrupt_after_first_job(cluster, workdir, env, earlier):
-    """Start a run, press Ctrl-C once sacct reports a finished job, and return sacct's rows."""
-    with open(workdir / "interrupted.log", "w") as log:
+def interrupt_after_first_job(cluster, workdir, env):
+    """Start a run, press Ctrl-C once Snakemake reports a SLURM job finished, and return sacct's
+    rows of the run. (Snakemake's log says so at once; sacct records a job's end asynchronously.)"""
+    log_path = workdir / "interrupted.log"
+    with open(log_path, "w") as log:
+        # Ctrl-C's default action in the child even when this process ignores SIGINT, as a shell
+        # makes its background jobs do: ignored signals are inherited.
         run = subprocess.Popen([SNAKEMAKE, *TARGETS, *ON_SLURM, *SMOKE], cwd=workdir, env={**os.environ, **env},
-                               stdout=log, stderr=subprocess.STDOUT)
+                               stdout=log, stderr=subprocess.STDOUT,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
-        finished = wait_until(lambda: run.poll() is not None or any(
-            row["State"] == "COMPLETED" for row in new_rows(cluster, earlier)), timeout=300, interval=1)
-        assert finished and run.poll() is None, (workdir / "interrupted.log").read_text()[-3000:]
+        finished = wait_until(lambda: run.poll() is not None or finished_slurm_jobs(log_path.read_text()),
+                              timeout=300)
+        assert finished and run.poll() is None, log_path.read_text()[-3000:]
         run.send_signal(signal.SIGINT)
         run.wait(timeout=120)
     finally:
         if run.poll() is None:
             run.kill()
-    assert run.returncode != 0
+    assert run.returncode != 0, log_path.read_text()[-3000:]
     wait_until(lambda: not cluster.run("squeue", "--noheader").stdout.strip(), timeout=60)
-    return new_rows(cluster, earlier)
+    return accounted_rows(cluster, log_path.read_text())
 
 
 def reproducible_outputs(workdir):
@@ -203,10 +207,33 @@ def reproducible_outputs(workdir):
             if path.suffix != ".pdf" and path.parts[0] != "logs" and path.parts[:2] != ("benchmarks", "rules")}
 
 
-def new_rows(cluster, seen):
-    """sacct rows of the jobs not in ``seen`` (JobIDs), in submission order."""
-    return sorted((row for row in cluster.sacct(SACCT_FIELDS) if row["JobID"] not in seen),
-                  key=lambda row: int(row["JobID"]))
+def submitted_slurm_jobs(log: str) -> list[tuple[str, str]]:
+    """(Snakemake job id, SLURM job id) of every submission a Snakemake log reports (a retried job
+    is submitted again, under a new SLURM job id)."""
+    return re.findall(r"Job (\d+) has been submitted with SLURM jobid (\d+)", log)
+
+
+def finished_slurm_jobs(log: str) -> set[str]:
+    """Snakemake job ids of the SLURM jobs a Snakemake log reports finished."""
+    return set(re.findall(r"Finished jobid: (\d+)", log)) & {job for job, _ in submitted_slurm_jobs(log)}
+
+
+def accounted_rows(cluster, log: str, timeout: float = 180) -> list[dict]:
+    """sacct rows of the SLURM jobs a run's log reports submitting, in submission order, once
+    accounting has recorded each one's end (slurmdbd records them asynchronously; on a loaded
+    machine a minute late)."""
+    ids = {slurm_job for _, slurm_job in submitted_slurm_jobs(log)}
+
+    def rows():
+        return sorted((row for row in cluster.sacct(SACCT_FIELDS) if row["JobID"] in ids),
+                      key=lambda row: int(row["JobID"]))
+
+    def recorded():
+        known = rows()
+        return len(known) == len(ids) and not any(row["State"] in UNFINISHED for row in known)
+
+    assert wait_until(recorded, timeout, interval=1), f"sacct lacks jobs {sorted(ids)}: {rows()}"
+    return rows()
 
 
 def sacct_listing(rows):
