@@ -23,7 +23,8 @@ def damped_gauss_newton_direction(jacobian: Tensor, residuals: Tensor, damping: 
     if damping == 0:
         coefficients = torch.linalg.pinv(gram, hermitian=True) @ residuals
     else:
-        coefficients = torch.linalg.solve(gram + damping * torch.eye(len(gram), dtype=gram.dtype, device=gram.device), residuals)
+        identity = torch.eye(len(gram), dtype=gram.dtype, device=gram.device)
+        coefficients = torch.linalg.solve(gram + damping * identity, residuals)
     return -jacobian.T @ coefficients
 
 
