@@ -3,8 +3,9 @@
 
 One interrupted run and its resumption (with one injected failure) are checked against `sacct`:
 every planned job ran as a SLURM job under the account and partition from the environment, the
-outputs equal a local run's byte for byte, the failed job was retried, and jobs that finished
-before the interruption were not run again. A run with `device: cuda` checks the GPU requests.
+outputs equal a local run's byte for byte, the failed job was retried, and jobs Snakemake had
+recorded as finished before the interruption were not run again. A run with `device: cuda` checks
+the GPU requests.
 
 The targets are a subset of the smoke DAG: the kernels (datasets, an init checkpoint and its NTK,
 two tree ensembles and their kernels) and the approximation figures (three training runs, and two
@@ -78,7 +79,9 @@ class SlurmRun:
     workdir: Path
     planned: dict[str, str]  # SLURM comment of each planned job -> its rule
     before_interrupt: list[dict]  # sacct rows of the interrupted run
+    recorded_finished: set[str]  # SLURM comments of the jobs the interrupted run reported finished
     resumed: list[dict]  # sacct rows of the resumed run
+    resumed_log: str
 
 
 @pytest.fixture(scope="module")
@@ -87,13 +90,15 @@ def slurm_run(cluster, tmp_path_factory):
     workdir = workflow_copy(tmp_path_factory.mktemp("slurm"))
     env = {**cluster.env, **PARTITIONS}
     planned = planned_jobs(workdir, env)
-    before_interrupt = interrupt_after_first_job(cluster, workdir, env)
+    before_interrupt, interrupted_log = interrupt_after_first_job(cluster, workdir, env)
+    recorded_finished = {row["Comment"] for row in before_interrupt
+                         if row["JobID"] in finished_slurm_jobs(interrupted_log).values()}
     fail_once = {"PYTHONPATH": str(FAIL_ONCE_HOOK), "LINEARLENS_FAIL_ONCE": f"{FAILS_ONCE}:{workdir / 'failed-once'}"}
     resumed = snakemake(workdir, *TARGETS, *ON_SLURM, *SMOKE, env={**env, **fail_once})
     assert resumed.returncode == 0, resumed.stderr[-5000:]
     resumed_rows = accounted_rows(cluster, resumed.stderr)
     print("\n" + sacct_listing(before_interrupt + resumed_rows))  # this run's record (pytest -s shows it)
-    return SlurmRun(workdir, planned, before_interrupt, resumed_rows)
+    return SlurmRun(workdir, planned, before_interrupt, recorded_finished, resumed_rows, resumed.stderr)
 
 
 def test_every_planned_job_ran_as_a_slurm_job_with_the_profiles_resources(slurm_run):
@@ -120,13 +125,15 @@ def test_a_job_that_fails_once_is_retried(slurm_run):
 
 
 def test_interrupted_run_resumes_without_rerunning_finished_jobs(slurm_run):
-    """A job SLURM cancelled after its outputs were complete counts as finished: Snakemake keeps
-    them, so only jobs that completed, and jobs that had not started, have a known fate."""
-    finished = {row["Comment"] for row in slurm_run.before_interrupt if row["State"] == "COMPLETED"}
+    """Jobs the interrupted run recorded as finished are not run again, and jobs it had not started
+    all run. Jobs SLURM completed before Snakemake's next status check are left out: the run had
+    not checked their outputs, and whether the resumed run redoes them depends on the interrupt's
+    timing."""
     remote = {comment for comment, rule in slurm_run.planned.items() if rule not in LOCAL_RULES}
     not_started = remote - {row["Comment"] for row in slurm_run.before_interrupt}
-    assert finished and not_started  # the interruption fell mid-run
-    assert not finished & {row["Comment"] for row in slurm_run.resumed}
+    assert slurm_run.recorded_finished and not_started  # the interruption fell mid-run
+    redone = slurm_run.recorded_finished & {row["Comment"] for row in slurm_run.resumed}
+    assert not redone, (redone, rerun_reasons(slurm_run.resumed_log))
     assert not_started <= {row["Comment"] for row in slurm_run.resumed if row["State"] == "COMPLETED"}
 
 
@@ -176,7 +183,8 @@ def planned_jobs(workdir, env):
 
 def interrupt_after_first_job(cluster, workdir, env):
     """Start a run, press Ctrl-C once Snakemake reports a SLURM job finished, and return sacct's
-    rows of the run. (Snakemake's log says so at once; sacct records a job's end asynchronously.)"""
+    rows of the run and its log. (Snakemake's log says so once it has recorded the job's outputs;
+    sacct records a job's end asynchronously.)"""
     log_path = workdir / "interrupted.log"
     with open(log_path, "w") as log:
         # Ctrl-C's default action in the child even when this process ignores SIGINT, as a shell
@@ -193,9 +201,10 @@ def interrupt_after_first_job(cluster, workdir, env):
     finally:
         if run.poll() is None:
             run.kill()
-    assert run.returncode != 0, log_path.read_text()[-3000:]
+    log = log_path.read_text()
+    assert run.returncode != 0, log[-3000:]
     wait_until(lambda: not cluster.run("squeue", "--noheader").stdout.strip(), timeout=60)
-    return accounted_rows(cluster, log_path.read_text())
+    return accounted_rows(cluster, log), log
 
 
 def reproducible_outputs(workdir):
@@ -213,9 +222,16 @@ def submitted_slurm_jobs(log: str) -> list[tuple[str, str]]:
     return re.findall(r"Job (\d+) has been submitted with SLURM jobid (\d+)", log)
 
 
-def finished_slurm_jobs(log: str) -> set[str]:
-    """Snakemake job ids of the SLURM jobs a Snakemake log reports finished."""
-    return set(re.findall(r"Finished jobid: (\d+)", log)) & {job for job, _ in submitted_slurm_jobs(log)}
+def finished_slurm_jobs(log: str) -> dict[str, str]:
+    """{Snakemake job id: SLURM job id} of the SLURM jobs a Snakemake log reports finished (a
+    retried job's last submission)."""
+    submissions = dict(submitted_slurm_jobs(log))  # the last submission of each job wins
+    return {job: submissions[job] for job in re.findall(r"Finished jobid: (\d+)", log) if job in submissions}
+
+
+def rerun_reasons(log: str) -> list[tuple[str, str]]:
+    """(rule, reason) of every job a Snakemake log reports starting."""
+    return re.findall(r"^(?:local)?rule (\w+):\n(?:[ \t].*\n)*?\s+reason: (.*)$", log, re.MULTILINE)
 
 
 def accounted_rows(cluster, log: str, timeout: float = 180) -> list[dict]:
