@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from linearlens.data import transforms
+from linearlens.data.prepare import data_label, prepare_dataset
 
 
 @pytest.mark.parametrize("rate", [0.0, 0.15, 0.2, 0.5, 1.0])
@@ -101,3 +102,14 @@ def test_standardise_uses_training_statistics_only():
     shift = (new_test - new_train[:5]).reshape(5, -1)
     np.testing.assert_allclose(shift[:, 1:], np.broadcast_to(1 / train.reshape(50, -1)[:, 1:].std(0), (5, 3)), rtol=1e-4)
     np.testing.assert_allclose(shift[:, 0], 1.0)
+
+
+def test_data_label_names_what_preparation_kept_and_what_it_stands_in_for():
+    spec = {"source": "digits", "classes": [3, 5], "downsample": [4, 4], "test_fraction": 0.45,
+            "label_noise": 0.2, "n_train": 150, "standin_for": "MNIST 3 vs 5 at 8x8 with 20% label noise"}
+    arrays, provenance = prepare_dataset(spec)
+    label = data_label(provenance)
+    sizes = f"{len(arrays['y_train'])} train / {len(arrays['y_test'])} test"
+    assert sizes.startswith("150 train")
+    assert label == (f"{provenance['source_description']}: classes 3 vs 5, downsampled to 4×4, 20% label noise, "
+                     f"{sizes} — stand-in for MNIST 3 vs 5 at 8x8 with 20% label noise")

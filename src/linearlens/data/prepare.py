@@ -151,11 +151,30 @@ def load_prepared(npz_path: str | Path) -> dict[str, np.ndarray]:
 
 
 def data_label(provenance: dict) -> str:
-    """The data source as a figure should name it, stand-ins marked as such."""
-    label = provenance["source_description"]
+    """The data source as a figure should name it: the source, what preparation kept of it, and
+    what it stands in for."""
+    label = f"{provenance['source_description']}: {preparation_summary(provenance)}"
     if provenance.get("standin_for"):
         label = f"{label} — stand-in for {provenance['standin_for']}"
     return label
+
+
+def preparation_summary(provenance: dict) -> str:
+    """The preparation steps that change what the data is (classes, resolution, label noise) and
+    the split sizes, e.g. "classes 3 vs 5, downsampled to 4×4, 20% label noise, 200 train / 161 test"."""
+    parts = []
+    for step in provenance["transforms"]:
+        if step["step"] == "select_classes":
+            parts.append("classes " + " vs ".join(str(c) for c in step["classes"]))
+        elif step["step"] == "group_classes":
+            parts.append(f"{len(step['groups'])} class groups")
+        elif step["step"] == "area_downsample":
+            parts.append("downsampled to " + "×".join(str(side) for side in step["size"]))
+        elif step["step"] == "label_noise":
+            parts.append(f"{step['rate']:.0%} label noise")
+    shapes = provenance["arrays"]
+    parts.append(f"{shapes['y_train']['shape'][0]:,} train / {shapes['y_test']['shape'][0]:,} test")
+    return ", ".join(parts)
 
 
 def _json_default(value):

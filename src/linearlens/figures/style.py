@@ -23,7 +23,7 @@ def save_figure(fig: plt.Figure, png_path: str | Path, caption: str, data_source
     """Write ``<stem>.png``, ``<stem>.pdf`` and ``<stem>.json``; stamp the data source on the figure."""
     png_path = Path(png_path)
     png_path.parent.mkdir(parents=True, exist_ok=True)
-    fig.text(0.01, -0.02, f"Data: {data_source}", fontsize=7, color="0.35", ha="left", va="top")
+    fig.text(0.01, -0.02, f"Data: {data_source}", fontsize=7, color="0.35", ha="left", va="top", wrap=True)
     fig.savefig(png_path.with_suffix(".pdf"))
     fig.savefig(png_path.with_suffix(".png"))
     plt.close(fig)
