@@ -91,8 +91,8 @@ def slurm_run(cluster, tmp_path_factory):
     env = {**cluster.env, **PARTITIONS}
     planned = planned_jobs(workdir, env)
     before_interrupt, interrupted_log = interrupt_after_first_job(cluster, workdir, env)
-    recorded_finished = {row["Comment"] for row in before_interrupt
-                         if row["JobID"] in finished_slurm_jobs(interrupted_log).values()}
+    recorded_ids = set(finished_slurm_jobs(interrupted_log).values())
+    recorded_finished = {row["Comment"] for row in before_interrupt if row["JobID"] in recorded_ids}
     fail_once = {"PYTHONPATH": str(FAIL_ONCE_HOOK), "LINEARLENS_FAIL_ONCE": f"{FAILS_ONCE}:{workdir / 'failed-once'}"}
     resumed = snakemake(workdir, *TARGETS, *ON_SLURM, *SMOKE, env={**env, **fail_once})
     assert resumed.returncode == 0, resumed.stderr[-5000:]
