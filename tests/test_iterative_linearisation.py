@@ -91,12 +91,12 @@ def test_the_linearisation_is_affine_in_delta_and_second_order_accurate_for_a_sm
 
 @pytest.mark.parametrize("optimiser", [{"name": "sgd", "lr": 0.1}, {"name": "sgd", "lr": 0.05, "momentum": 0.9},
                                        {"name": "adam", "lr": 0.01}])
-def test_k1_reproduces_ordinary_training_step_for_step(optimiser):
+def test_k1_reproduces_ordinary_training_step_for_step(optimiser, device):
     with default_dtype("float64"):
-        x, y = signals(30)
+        x, y = (t.to(device) for t in signals(30))
         batches = EpochBatches(30, 8, seed=0)  # 4 steps per epoch, the last batch smaller
-        ordinary = NetworkTraining(tiny_lenet(), optimiser)
-        linearised = LinearisedTraining(tiny_lenet(), optimiser, 1)
+        ordinary = NetworkTraining(tiny_lenet().to(device), optimiser)
+        linearised = LinearisedTraining(tiny_lenet().to(device), optimiser, 1)
         for _ in range(12):
             train_iteratively(ordinary, x, y, batches, 1)
             train_iteratively(linearised, x, y, batches, 1)
@@ -122,14 +122,14 @@ def test_for_a_model_linear_in_its_parameters_every_k_takes_the_same_steps():
                 assert max_difference(ours, reference) <= 1e-12
 
 
-def test_k_infinity_is_gradient_descent_with_the_empirical_ntk_at_initialisation():
+def test_k_infinity_is_gradient_descent_with_the_empirical_ntk_at_initialisation(device):
     """Weight-space K = ∞ against function-space kernel gradient descent on the training set
     and on held-out points, Θ̂₀ from linearlens.kernels (full (n, c, n, c) blocks)."""
     with default_dtype("float64"):
         torch.manual_seed(0)
-        model = mlp(4, [10], 3, activation="tanh")
-        x, x_held = torch.randn(16, 4), torch.randn(5, 4)
-        y = torch.arange(16) % 3
+        model = mlp(4, [10], 3, activation="tanh").to(device)
+        x, x_held = torch.randn(16, 4, device=device), torch.randn(5, 4, device=device)
+        y = torch.arange(16, device=device) % 3
         lr, steps = 0.5, 20
         training = LinearisedTraining(model, {"name": "sgd", "lr": lr}, NEVER)
         train_iteratively(training, x, y, EpochBatches(16, None, 0), steps)

@@ -87,8 +87,8 @@ def randomise_norm_statistics(model):
             nn.init.uniform_(module.bias, -0.5, 0.5)
 
 
-def make_case(name):
-    """A model in eval mode and two input sets of different sizes."""
+def make_case(name, device="cpu"):
+    """A model in eval mode and two input sets of different sizes, on ``device``."""
     torch.manual_seed(0)
     if name == "mlp":
         model = nn.Sequential(nn.Linear(6, 16), nn.Tanh(), nn.Linear(16, 16), nn.ReLU(), nn.Linear(16, 3))
@@ -133,7 +133,7 @@ def make_case(name):
         model[2].bias.requires_grad_(False)
         x1, x2 = torch.randn(6, 4), torch.randn(3, 4)
     randomise_norm_statistics(model)
-    return model.eval(), x1, x2
+    return model.eval().to(device), x1.to(device), x2.to(device)
 
 
 CASES = ["mlp", "mlp_scalar", "cnn_batchnorm", "conv1d_groupnorm", "transformer",
@@ -143,8 +143,8 @@ TOLERANCE = 1e-10
 
 
 @pytest.mark.parametrize("name", CASES)
-def test_full_blocks_equal_the_jacobian_product(name):
-    model, x1, x2 = make_case(name)
+def test_full_blocks_equal_the_jacobian_product(name, device):
+    model, x1, x2 = make_case(name, device)
     expected = reference_ntk(model, x1, x2)
     assert relative_error(empirical_ntk(model, x1, x2), expected) < TOLERANCE
     # Chunks smaller than the sets, both the cross Gram and the symmetric one.
@@ -155,8 +155,8 @@ def test_full_blocks_equal_the_jacobian_product(name):
 
 
 @pytest.mark.parametrize("name", CASES)
-def test_one_output_trace_and_diagonal(name):
-    model, x1, x2 = make_case(name)
+def test_one_output_trace_and_diagonal(name, device):
+    model, x1, x2 = make_case(name, device)
     full = reference_ntk(model, x1, x2)
     last = full.shape[1] - 1
     assert relative_error(empirical_ntk(model, x1, x2, output=last), full[:, last, :, last]) < TOLERANCE
@@ -169,8 +169,8 @@ def test_one_output_trace_and_diagonal(name):
 
 
 @pytest.mark.parametrize("name", ["cnn_batchnorm", "transformer", "custom_parameter"])
-def test_per_layer_grams_are_each_layers_own_and_sum_to_the_ntk(name):
-    model, x1, x2 = make_case(name)
+def test_per_layer_grams_are_each_layers_own_and_sum_to_the_ntk(name, device):
+    model, x1, x2 = make_case(name, device)
     layers = empirical_ntk(model, x1, x2, per_layer=True)
     owners = {n for n, m in model.named_modules() if any(p.requires_grad for p in m.parameters(recurse=False))}
     assert set(layers) == owners
@@ -188,12 +188,33 @@ def test_batchnorm_in_training_mode_is_refused():
         empirical_ntk(model.train(), x1)
 
 
-def test_float32_agrees_with_float64():
-    model, x1, x2 = make_case("cnn_batchnorm")
+def test_float32_agrees_with_float64(device):
+    """On CUDA too: cuDNN's default TF32 convolutions would be about 1e-3 off."""
+    model, x1, x2 = make_case("cnn_batchnorm", device)
     exact = empirical_ntk(model, x1, x2)
     single = empirical_ntk(model.float(), x1.float(), x2.float())
     assert single.dtype == torch.float32
     assert relative_error(single.double(), exact) < 1e-5
+
+
+class SeesTF32(nn.Module):
+    """Records whether TF32 was allowed when it ran."""
+
+    def forward(self, x):
+        self.seen = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
+        return x
+
+
+def test_kernels_run_without_tf32_and_restore_the_callers_setting():
+    model = nn.Sequential(nn.Linear(3, 2), SeesTF32())
+    saved = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    try:
+        torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = True
+        empirical_ntk(model, torch.randn(4, 3))
+        assert model[1].seen == (False, False)
+        assert (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32) == (True, True)
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
 
 
 def test_symmetric_gram_from_upper_blocks_spans_several_tiles():
@@ -222,19 +243,19 @@ def test_automatic_chunk_size_follows_the_memory_budget():
 
 
 @pytest.mark.parametrize("name", ["cnn_batchnorm", "zoo_mlp", "custom_parameter"])
-def test_block_against_a_subset_is_those_columns_of_the_gram(name):
+def test_block_against_a_subset_is_those_columns_of_the_gram(name, device):
     from linearlens.kernels import ntk_block
-    model, x1, _ = make_case(name)
-    columns = torch.tensor([2, 0, 2])
+    model, x1, _ = make_case(name, device)
+    columns = torch.tensor([2, 0, 2], device=device)
     full = reference_ntk(model, x1, x1)
     assert relative_error(ntk_block(model, x1, columns), full[:, :, columns, :]) < TOLERANCE
     assert relative_error(ntk_block(model, x1, columns, output=0), full[:, 0, columns, 0]) < TOLERANCE
 
 
 @pytest.mark.parametrize("name", CASES)
-def test_jacobian_from_factors_is_the_per_example_jacobian(name):
+def test_jacobian_from_factors_is_the_per_example_jacobian(name, device):
     from linearlens.kernels.ntk import jacobian_from_factors, per_example_jacobian
-    model, x1, _ = make_case(name)
+    model, x1, _ = make_case(name, device)
     expected = per_example_jacobian(model, x1)
     assert relative_error(jacobian_from_factors(model, x1), expected) < TOLERANCE
     assert relative_error(jacobian_from_factors(model, x1, output=0), expected[:, :1]) < TOLERANCE

@@ -22,11 +22,11 @@ def float64():
         yield
 
 
-def data(n=24, m=10, d=5, seed=0):
+def data(n=24, m=10, d=5, seed=0, device="cpu"):
     g = torch.Generator().manual_seed(seed)
     x = torch.randn(n + m, d, generator=g)
     y = torch.sin(x[:, 0]) + 0.3 * torch.randn(n + m, generator=g)
-    return x[:n], y[:n], x[n:]
+    return x[:n].to(device), y[:n].to(device), x[n:].to(device)
 
 
 def random_features(d=5, k=12):
@@ -62,9 +62,9 @@ def run(model, spec, x, y, x_eval, *, steps=30, batch_size=8, loss="half_squared
 
 @pytest.mark.parametrize("name", OPTIMISERS)
 @pytest.mark.parametrize("loss", ["half_squared", "squared"])
-def test_exact_for_a_model_linear_in_its_parameters(name, loss):
-    x, y, x_eval = data()
-    model = random_features()
+def test_exact_for_a_model_linear_in_its_parameters(name, loss, device):
+    x, y, x_eval = data(device=device)
+    model = random_features().to(device)
     tracker, smoother = run(model, OPTIMISERS[name], x, y, x_eval, loss=loss, warmup=5)
     with torch.no_grad():
         f_train, f_eval = model(x).reshape(-1), model(x_eval).reshape(-1)
@@ -88,13 +88,14 @@ def test_smoother_with_the_wrong_loss_scale_is_not_exact():
         assert (smoother.predictions(y)[0] - model(x).reshape(-1)).abs().max() > 1e-3
 
 
-def test_kernel_smoother_equals_the_label_jacobian_smoother_for_plain_sgd():
-    x, y, x_eval = data()
+def test_kernel_smoother_equals_the_label_jacobian_smoother_for_plain_sgd(device):
+    x, y, x_eval = data(device=device)
     spec = {"name": "sgd", "lr": 0.1}
     torch.manual_seed(0)
     first = mlp(5, [16], 1, activation="tanh")
     second = mlp(5, [16], 1, activation="tanh")
     second.load_state_dict(first.state_dict())
+    first, second = first.to(device), second.to(device)
     _, jacobian_route = run(first, spec, x, y, x_eval, warmup=4)
     _, kernel_route = run(second, spec, x, y, x_eval, smoother=SGDKernelSmoother, warmup=4)
     assert torch.allclose(jacobian_route.rows, kernel_route.rows, rtol=0, atol=1e-12)
@@ -129,18 +130,18 @@ def test_kernel_smoother_refuses_momentum():
 
 
 @pytest.mark.parametrize("name", ["sgd", "heavy_ball", "adamw"])
-def test_telescoping_and_smoother_agree_to_second_order_in_the_step_size(name):
+def test_telescoping_and_smoother_agree_to_second_order_in_the_step_size(name, device):
     """On a network the weight-averaging accumulator (real residuals) and the smoother (telescoped
     residuals) differ at O(γ²) per step: halving γ at a fixed number of steps shrinks the gap
     about fourfold, and the telescoping error itself stays far below f^lin's."""
-    x, y, x_eval = data()
+    x, y, x_eval = data(device=device)
     gaps = []
     # Adam's steps are about γ per coordinate whatever the gradient: it needs a smaller γ for
     # the same approximation quality (paper, Sec. 3).
     base = 0.2 if name == "adamw" else 1.0
     for scale in (base, base / 2):
         torch.manual_seed(0)
-        model = mlp(5, [16, 16], 1, activation="tanh")
+        model = mlp(5, [16, 16], 1, activation="tanh").to(device)
         spec = {**OPTIMISERS[name], "lr": OPTIMISERS[name]["lr"] * scale}
         tracker, smoother = run(model, spec, x, y, x_eval, steps=40)
         gaps.append((tracker.telescoped - smoother.predictions(y)[1]).abs().max().item())

@@ -26,6 +26,8 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.func import functional_call, jacrev, vmap
 
+from ..train.runtime import full_float32
+
 # The layer factors of all examples held at once (one group of layers at a time).
 FACTOR_MEMORY_BYTES = 4 * 2**30
 
@@ -395,6 +397,7 @@ def _tiles(n1: int, n2: int, size: int, symmetric: bool) -> list[tuple[slice, sl
 GRAM_TILE = 128
 
 
+@full_float32()
 def empirical_ntk(model: nn.Module, x1: Tensor, x2: Tensor | None = None, *,
                   output: str | int = "full", per_layer: bool = False,
                   chunk_size: int | None = None,
@@ -454,6 +457,7 @@ def _add(gram, rows, cols, block, trace, mirror):
         _add(gram, cols, rows, _transposed(block, trace), trace, mirror=False)
 
 
+@full_float32()
 def ntk_block(model: nn.Module, x: Tensor, columns: Tensor, *, output: str | int = "full") -> Tensor:
     """K(x, x[columns]): the Gram between a set and a subset of it (the per-step kernel block of
     a training batch against all tracked points), from one forward and backward pass over ``x``.
@@ -465,6 +469,7 @@ def ntk_block(model: nn.Module, x: Tensor, columns: Tensor, *, output: str | int
     return sum(blocks).detach()
 
 
+@full_float32()
 def ntk_diagonal(model: nn.Module, x: Tensor, *, output: str | int = "full",
                  per_layer: bool = False, chunk_size: int | None = None,
                  memory_bytes: int = FACTOR_MEMORY_BYTES) -> Tensor | dict[str, Tensor]:
@@ -497,6 +502,7 @@ def _jacobians(model: nn.Module, x: Tensor, wanted: dict[str, Tensor],
     return vmap(jacrev(single), in_dims=(None, 0))(wanted, x)
 
 
+@full_float32()
 def jacobian_from_factors(model: nn.Module, x: Tensor, output: str | int = "full") -> Tensor:
     """(n, c, P) per-example Jacobian (c = 1 for an output index) over every trainable parameter, in
     ``model.named_parameters()`` order, assembled from the layer factors (one forward and one
@@ -540,6 +546,7 @@ def _write_dense_grads(module: nn.Module, factor, target: Tensor) -> None:
         target[:, :, target.shape[2] - out:].copy_(grads * inputs[:, None, -1:])
 
 
+@full_float32()
 def per_example_jacobian(model: nn.Module, x: Tensor, chunk_size: int = 256) -> Tensor:
     """(n, c, P) Jacobian of the outputs over every trainable parameter. The plain route that
     ``empirical_ntk`` replaces: the tests' reference and the benchmark's baseline."""
@@ -548,6 +555,7 @@ def per_example_jacobian(model: nn.Module, x: Tensor, chunk_size: int = 256) -> 
     return torch.cat([torch.cat([j.flatten(2) for j in block.values()], dim=2) for block in blocks])
 
 
+@full_float32()
 def ntk_by_jacobian(model: nn.Module, x1: Tensor, x2: Tensor | None = None,
                     chunk_size: int = 256) -> Tensor:
     """J(x₁) J(x₂)ᵀ as (n₁, c, n₂, c) from the materialised Jacobians."""

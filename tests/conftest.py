@@ -1,0 +1,13 @@
+"""Fixtures shared by the test modules."""
+
+import pytest
+import torch
+
+# The CPU always; the GPU too where one is present, so that a GPU box checks its own code paths.
+DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+@pytest.fixture(params=DEVICES)
+def device(request):
+    """A test that takes ``device`` runs once per device in DEVICES, with the same assertions."""
+    return torch.device(request.param)
