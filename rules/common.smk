@@ -12,15 +12,15 @@ os.environ.update(
     PYTHONPATH=os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")]))
 )
 sys.path.insert(0, str(SRC))
-# glibc's malloc serves blocks above 128 kB with fresh mmaps and returns freed heap to the OS, so
-# a job that allocates and frees the same multi-MB tensors every step (the smoother's per-example
-# Jacobian) page-faults them back in each time: half the time of a quick large-init run. Jobs keep
-# blocks up to 32 MB in the heap and up to 256 MB of it free (ignored outside glibc).
-for variable, value in {"MALLOC_MMAP_THRESHOLD_": 32 << 20, "MALLOC_TRIM_THRESHOLD_": 256 << 20}.items():
-    os.environ.setdefault(variable, str(value))
 
 from linearlens.config import validate_config
 from linearlens.data.registry import OPENML_MARKER, RAW_DIR, SOURCES, raw_paths
+from linearlens.train.runtime import HEAP_ENVIRONMENT
+
+# Jobs keep freed heap blocks instead of page-faulting them back every step (see HEAP_ENVIRONMENT);
+# a variable the user set wins.
+for variable, value in HEAP_ENVIRONMENT.items():
+    os.environ.setdefault(variable, value)
 
 
 validate_config(

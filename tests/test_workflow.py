@@ -258,7 +258,8 @@ def test_kernel_benchmark_runs_and_its_routes_agree(tmp_path):
     for suffix in ("png", "pdf", "json"):
         assert (workdir / "results" / "benchmarks" / f"kernels.{suffix}").exists()
     tracking = pd.read_csv(workdir / "results" / "benchmarks" / "telescoping.csv")
-    assert set(tracking["method"]) == {"plain", "telescoping", "smoother", "smoother_float32"}
+    assert set(tracking["method"]) == {"plain", "telescoping", "smoother", "smoother_float32", "smoother_float32_default_heap"}
+    assert ((tracking["heap"] == "glibc defaults") == (tracking["method"] == "smoother_float32_default_heap")).all()
     assert (tracking["status"] == "ok").all() and (tracking["seconds_per_step"] > 0).all()
     assert (tracking.loc[tracking.method == "plain", "time_vs_plain"] == 1).all()
     steps = pd.read_csv(workdir / "results" / "benchmarks" / "iterative_linearisation.csv")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
+import os
 import resource
 import time
 from collections.abc import Callable
@@ -51,13 +53,16 @@ def _child(case_fn, case, queue):
         queue.put({"status": f"error: {type(error).__name__}: {error}"[:300]})
 
 
-def run_isolated(case_fn: Callable[[dict], dict], case: dict, timeout_s: float) -> dict:
-    """``case_fn(case)`` in a spawned process; a case past ``timeout_s`` is killed and recorded
-    as a timeout (its time is then a lower bound)."""
+def run_isolated(case_fn: Callable[[dict], dict], case: dict, timeout_s: float,
+                 environment: dict[str, str | None] | None = None) -> dict:
+    """``case_fn(case)`` in a spawned process whose environment has ``environment``'s changes
+    (None unsets a variable); a case past ``timeout_s`` is killed and recorded as a timeout (its
+    time is then a lower bound)."""
     context = mp.get_context("spawn")
     queue = context.Queue()
     process = context.Process(target=_child, args=(case_fn, case, queue))
-    process.start()
+    with _environment(environment or {}):
+        process.start()
     process.join(timeout_s)
     if process.is_alive():
         process.kill()
@@ -66,3 +71,22 @@ def run_isolated(case_fn: Callable[[dict], dict], case: dict, timeout_s: float) 
     if process.exitcode != 0 and queue.empty():
         return {"status": f"crashed (exit code {process.exitcode}, e.g. out of memory)"}
     return queue.get()
+
+
+@contextlib.contextmanager
+def _environment(changes: dict[str, str | None]):
+    """This process's environment with ``changes`` while the block runs (a spawned child copies it)."""
+    saved = {name: os.environ.get(name) for name in changes}
+    _set_environment(changes)
+    try:
+        yield
+    finally:
+        _set_environment(saved)
+
+
+def _set_environment(values: dict[str, str | None]) -> None:
+    for name, value in values.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value

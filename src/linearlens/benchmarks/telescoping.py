@@ -3,6 +3,8 @@ training of the same run (same model, data, optimiser and batches), one process 
 
 from __future__ import annotations
 
+import os
+
 import pandas as pd
 import torch
 
@@ -11,10 +13,13 @@ from ..models import mlp
 from ..train import choose_device, default_dtype, set_threads
 from ..train.loop import train_steps
 from ..train.optimisers import build_optimiser
+from ..train.runtime import HEAP_ENVIRONMENT
 from .isolation import fastest_block, run_isolated
 
-# The smoother twice: all in float64, and with its per-step products in float32.
-METHODS = ("plain", "telescoping", "smoother", "smoother_float32")
+# The smoother all in float64, with its per-step products in float32, and the latter again under
+# glibc's default heap settings: what the workflow's HEAP_ENVIRONMENT saves.
+METHODS = ("plain", "telescoping", "smoother", "smoother_float32", "smoother_float32_default_heap")
+DEFAULT_HEAP = {name: None for name in HEAP_ENVIRONMENT}
 
 
 def _trackers(method: str, model, optimizer, x, n: int) -> list:
@@ -22,7 +27,7 @@ def _trackers(method: str, model, optimizer, x, n: int) -> list:
         return []
     if method == "telescoping":
         return [TelescopingTracker(model, x[n:])]
-    products = torch.float32 if method == "smoother_float32" else torch.float64
+    products = torch.float32 if method.startswith("smoother_float32") else torch.float64
     return [smoother_for(model, optimizer, x[:n], x[n:], "half_squared", products)]
 
 
@@ -46,7 +51,8 @@ def tracking_case(case: dict) -> dict:
         block = fastest_block(lambda: train(case["steps"]), device, case["repeats"])
     return {**block, "seconds_per_step": block["seconds"] / case["steps"], "device": str(device),
             "median_seconds_per_step": block["median_seconds"] / case["steps"],
-            "parameters": sum(p.numel() for p in model.parameters())}
+            "parameters": sum(p.numel() for p in model.parameters()),
+            "heap": "glibc defaults" if os.environ.keys().isdisjoint(HEAP_ENVIRONMENT) else "kept"}
 
 
 def run_tracking_benchmark(settings: dict, threads: int, log, device: str = "cpu") -> pd.DataFrame:
@@ -55,7 +61,8 @@ def run_tracking_benchmark(settings: dict, threads: int, log, device: str = "cpu
         for method in settings["methods"]:
             full = {**case, "method": method, "threads": threads, "device": device,
                     "warmup_steps": settings.get("warmup_steps", 20), "repeats": settings.get("repeats", 5)}
-            result = run_isolated(tracking_case, full, settings["timeout_s"])
+            heap = DEFAULT_HEAP if method.endswith("_default_heap") else HEAP_ENVIRONMENT
+            result = run_isolated(tracking_case, full, settings["timeout_s"], heap)
             log.info("tracking %s %s: %s", name, method, result)
             rows.append({"case": name, "method": method, "threads": threads,
                          "hidden": str(case["hidden"]), "optimiser": case["optimiser"]["name"],
