@@ -103,7 +103,7 @@ def test_smoke_run_builds_everything_and_resumes(tmp_path):
         for suffix in ("png", "pdf", "json"):
             assert (workdir / "results" / "telescoping" / "figures" / f"{figure}.{suffix}").exists()
     claims = json.loads((workdir / "results" / "telescoping" / "claims.json").read_text())
-    assert claims["scale"] == "smoke" and {c["claim_id"] for c in claims["checks"]} >= {"A1", "A3", "G1", "G2", "S1", "D1", "D2", "D5",
+    assert claims["scale"] == "smoke" and {c["claim_id"] for c in claims["checks"]} >= {"A1", "A3", "G1", "G2", "S1", "D1", "D2", "D5", "D6",
                                                                                            "T1", "T2", "T3", "T4", "L1", "L2", "L3"}
     assert (workdir / "results" / "telescoping" / "runs" / "approximation" / "sgd" / "lr0.1" / "seed0.csv").exists()
     il = workdir / "results" / "iterative_linearisation"

@@ -238,6 +238,11 @@ def double_descent_checks(families: dict[str, pd.DataFrame]) -> list[ClaimCheck]
                 "D5", figure, f"{family}: without label noise there is no double descent",
                 f"no test-MSE peak within ×{PEAK_FACTOR:g} of the width where p = n ({threshold:.1f})",
                 peak, not near))
+            rho_test = rank_correlation(curve["test_mse"])
+            checks.append(ClaimCheck(
+                "D6", figure, f"{family}: without label noise the test MSE decreases with the width",
+                f"Spearman ρ(width, test MSE) ≤ −{MONOTONE_RANK:g}", round(rho_test, 3),
+                rho_test <= -MONOTONE_RANK))
         wide = curve[curve.index >= PEAK_FACTOR * threshold]
         checks.append(ClaimCheck(
             "D2", figure, f"{family}: past the threshold p^test < p^train (the models generalise benignly)",
