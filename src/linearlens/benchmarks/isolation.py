@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import contextlib
 import multiprocessing as mp
 import os
 import resource
 import time
 from collections.abc import Callable
+from unittest import mock
 
 import numpy as np
 import torch
@@ -61,7 +61,12 @@ def run_isolated(case_fn: Callable[[dict], dict], case: dict, timeout_s: float,
     context = mp.get_context("spawn")
     queue = context.Queue()
     process = context.Process(target=_child, args=(case_fn, case, queue))
-    with _environment(environment or {}):
+    with mock.patch.dict(os.environ):  # the whole environment comes back once the child has started
+        for name, value in (environment or {}).items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
         process.start()
     process.join(timeout_s)
     if process.is_alive():
@@ -72,21 +77,3 @@ def run_isolated(case_fn: Callable[[dict], dict], case: dict, timeout_s: float,
         return {"status": f"crashed (exit code {process.exitcode}, e.g. out of memory)"}
     return queue.get()
 
-
-@contextlib.contextmanager
-def _environment(changes: dict[str, str | None]):
-    """This process's environment with ``changes`` while the block runs (a spawned child copies it)."""
-    saved = {name: os.environ.get(name) for name in changes}
-    _set_environment(changes)
-    try:
-        yield
-    finally:
-        _set_environment(saved)
-
-
-def _set_environment(values: dict[str, str | None]) -> None:
-    for name, value in values.items():
-        if value is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = value
