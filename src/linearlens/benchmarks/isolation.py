@@ -76,4 +76,3 @@ def run_isolated(case_fn: Callable[[dict], dict], case: dict, timeout_s: float,
     if process.exitcode != 0 and queue.empty():
         return {"status": f"crashed (exit code {process.exitcode}, e.g. out of memory)"}
     return queue.get()
-
