@@ -15,6 +15,7 @@ run: $(INSTALLED)
 	$(BIN)/snakemake --cores $(CORES) $(SNAKEMAKE_ARGS)
 
 test: $(INSTALLED)
+	$(BIN)/ruff check src tests
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # Snakemake's own report bundle (figures, captions, provenance) as a zip.

@@ -33,12 +33,12 @@ rule fetch_openml:
 rule prepare_dataset:
     input:
         raw=lambda w: raw_inputs(w.name),
-        code=lib_code("data"),
+        code=script_code("prepare_dataset.py"),
     output:
         arrays="results/data/{name}.npz",
         provenance="results/data/{name}.json",
     params:
-        spec=lambda w: DATASETS[w.name],
+        spec=lambda w: canonical(DATASETS[w.name]),
     log:
         "results/logs/prepare_dataset/{name}.log",
     benchmark:

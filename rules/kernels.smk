@@ -3,11 +3,11 @@
 
 rule benchmark_kernels:
     input:
-        code=lib_code("kernels", "benchmarks", "models", "train"),
+        code=script_code("benchmark_kernels.py"),
     output:
         "results/benchmarks/kernels.csv",
     params:
-        settings=config["benchmarks"]["kernels"],
+        settings=canonical(config["benchmarks"]["kernels"]),
         device=config["device"],
     log:
         "results/logs/benchmark_kernels.log",
@@ -23,7 +23,7 @@ rule benchmark_kernels:
 rule plot_kernel_benchmark:
     input:
         "results/benchmarks/kernels.csv",
-        code=lib_code("figures"),
+        code=script_code("plot_kernel_benchmark.py"),
     output:
         png="results/benchmarks/kernels.png",
         pdf="results/benchmarks/kernels.pdf",
@@ -40,11 +40,11 @@ rule plot_kernel_benchmark:
 
 rule benchmark_telescoping:
     input:
-        code=lib_code("linearize", "benchmarks", "models", "train", "kernels"),
+        code=script_code("benchmark_telescoping.py"),
     output:
         "results/benchmarks/telescoping.csv",
     params:
-        settings=config["benchmarks"].get("telescoping", {"cases": {}, "methods": [], "timeout_s": 1}),
+        settings=canonical(config["benchmarks"].get("telescoping", {"cases": {}, "methods": [], "timeout_s": 1})),
         device=config["device"],
     log:
         "results/logs/benchmark_telescoping.log",
@@ -59,12 +59,12 @@ rule benchmark_telescoping:
 
 rule benchmark_iterative_linearisation:
     input:
-        code=lib_code("linearize", "benchmarks", "models", "train"),
+        code=script_code("benchmark_iterative_linearisation.py", config["benchmarks"].get("iterative_linearisation")),
     output:
         "results/benchmarks/iterative_linearisation.csv",
     params:
-        settings=config["benchmarks"].get("iterative_linearisation",
-                                          {"cases": {}, "steps": 1, "timeout_s": 1}),
+        settings=canonical(config["benchmarks"].get("iterative_linearisation",
+                                          {"cases": {}, "steps": 1, "timeout_s": 1})),
         device=config["device"],
     log:
         "results/logs/benchmark_iterative_linearisation.log",
@@ -89,11 +89,11 @@ rule benchmarks:
 
 rule init_model:
     input:
-        code=lib_code("models", "train"),
+        code=lambda w: script_code("init_model.py", config["init_models"][w.model]),
     output:
         "results/checkpoints/init/{model}.pt",
     params:
-        spec=lambda w: config["init_models"][w.model],
+        spec=lambda w: canonical(config["init_models"][w.model]),
     log:
         "results/logs/init_model/{model}.log",
     threads: 1
@@ -107,12 +107,12 @@ rule extract_ntk:
     input:
         checkpoint=lambda w: NTK_EXTRACTIONS[w.extraction]["checkpoint"],
         probe=lambda w: prepared(NTK_EXTRACTIONS[w.extraction]["probe"]["dataset"]),
-        code=lib_code("kernels", "models", "train"),
+        code=script_code("extract_ntk.py"),
     output:
         gram="results/kernels/{extraction}/ntk.npz",
         summary="results/kernels/{extraction}/summary.json",
     params:
-        settings=lambda w: NTK_EXTRACTIONS[w.extraction],
+        settings=lambda w: canonical(NTK_EXTRACTIONS[w.extraction]),
         device=config["device"],
     log:
         "results/logs/extract_ntk/{extraction}.log",
@@ -138,11 +138,11 @@ rule kernels:
 rule fit_tree_ensemble:
     input:
         data=lambda w: prepared(TREE_ENSEMBLES[w.ensemble]["dataset"]),
-        code=lib_code("train"),
+        code=script_code("fit_tree_ensemble.py"),
     output:
         "results/checkpoints/trees/{ensemble}.joblib",
     params:
-        spec=lambda w: TREE_ENSEMBLES[w.ensemble],
+        spec=lambda w: canonical(TREE_ENSEMBLES[w.ensemble]),
         device=config["device"],
     log:
         "results/logs/fit_tree_ensemble/{ensemble}.log",
@@ -161,12 +161,12 @@ rule extract_tree_kernel:
     input:
         ensemble=lambda w: TREE_KERNEL_EXTRACTIONS[w.tree_extraction]["ensemble"],
         probe=lambda w: prepared(TREE_KERNEL_EXTRACTIONS[w.tree_extraction]["probe"]["dataset"]),
-        code=lib_code("kernels", "train"),
+        code=script_code("extract_tree_kernel.py"),
     output:
         kernel="results/kernels/{tree_extraction}/tree_kernel.npz",
         summary="results/kernels/{tree_extraction}/summary.json",
     params:
-        settings=lambda w: TREE_KERNEL_EXTRACTIONS[w.tree_extraction],
+        settings=lambda w: canonical(TREE_KERNEL_EXTRACTIONS[w.tree_extraction]),
     log:
         "results/logs/extract_tree_kernel/{tree_extraction}.log",
     benchmark:

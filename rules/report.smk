@@ -1,13 +1,24 @@
-# The HTML report (results/report/index.html): every figure that the configured papers produce,
-# with captions, data provenance and claim verdicts. `snakemake --report` collects the same.
+# The HTML report (results/report/index.html): a summary of the run, then every figure and table
+# the four documents list, in their order: built ones with caption, data provenance and claim
+# verdicts, the others with why they are not built. `snakemake --report` collects the same page.
+from linearlens.report import config_digest, document_inventory, document_manifest
+
+# Per document, in report order: its title and every manifest entry with the status this
+# configuration gives it (built, not configured at this scale, not built yet, illustrative).
+REPORT_DOCUMENTS = [
+    document_inventory(document, *document_manifest(document, PAPERS[document]),
+                       FIGURES[document] + TABLES[document])
+    for document in PAPERS
+]
 
 
 rule report:
     input:
         datasets=[f"results/data/{name}.json" for name in DATASETS],
         figures=report_figures(),
+        tables=[table for tables in TABLES.values() for table in tables],
         claims=report_claims(),
-        code=lib_code("report", "claims"),
+        code=script_code("build_report.py"),
         template="src/linearlens/templates/report.html.j2",
     output:
         html=report(
@@ -16,10 +27,12 @@ rule report:
             category="Overview",
         ),
     params:
-        papers=PAPERS,
-        figures=FIGURES,
-        claims=CLAIMS,
+        documents=canonical(REPORT_DOCUMENTS),
+        claims=canonical(CLAIMS),
         scale=config["scale"],
+        # The commit, wall time and job time are read by the job itself: a new commit alone
+        # reruns nothing.
+        config_digest=config_digest(config),
     log:
         "results/logs/report/report.log",
     localrule: True

@@ -13,16 +13,24 @@ import pytest
 import scipy.io
 
 from format_fixtures import (
-    idx_bytes, write_celeba_files, write_cifar10_archive, write_cscores, write_idx,
-    write_openml_cache, write_svhn_mat, write_tinyimagenet_zip, write_waterbirds_tar,
+    idx_bytes,
+    write_celeba_files,
+    write_cifar10_archive,
+    write_cscores,
+    write_idx,
+    write_openml_cache,
+    write_svhn_mat,
+    write_tinyimagenet_zip,
+    write_waterbirds_tar,
 )
-from linearlens.data import DatasetUnavailableError, prepare_dataset
+from linearlens.data import spurious
 from linearlens.data.cifar import read_cifar10_archive
 from linearlens.data.cscores import read_cscores
+from linearlens.data.download import DatasetUnavailableError
 from linearlens.data.idx import read_idx
 from linearlens.data.openml_source import load_openml
+from linearlens.data.prepare import prepare_dataset
 from linearlens.data.registry import IDX_FILES, RAW_DIR, SOURCES
-from linearlens.data import spurious
 from linearlens.data.svhn import read_svhn_mat
 from linearlens.data.tinyimagenet import read_tinyimagenet_zip
 

@@ -13,20 +13,27 @@ import torch.nn.functional as F
 from torch import nn
 from torch.func import functional_call
 
-from linearlens.data import save_prepared
+from linearlens.data.prepared import save_prepared
 from linearlens.data.synthetic import quintic_regression
 from linearlens.data.transforms import balanced_order
 from linearlens.experiments.iterative_linearisation import ILRun, il_run, linear_probe_accuracy
 from linearlens.figures.iterative_linearisation import filter_image
-from linearlens.kernels import empirical_ntk
+from linearlens.kernels.ntk import empirical_ntk
 from linearlens.linearize.gauss_newton import damped_gauss_newton_direction
 from linearlens.linearize.iterative import (
-    NEVER, LinearisedTraining, NetworkTraining, batchnorm_statistics, linearised_outputs, train_iteratively,
+    NEVER,
+    LinearisedTraining,
+    NetworkTraining,
+    batchnorm_statistics,
+    linearised_outputs,
+    train_iteratively,
 )
-from linearlens.models import lenet, mlp, resnet
-from linearlens.train import default_dtype
+from linearlens.models.lenet import lenet
+from linearlens.models.mlp import mlp
+from linearlens.models.resnet import resnet
 from linearlens.train.augment import random_crop
 from linearlens.train.loop import EpochBatches
+from linearlens.train.runtime import default_dtype
 
 torch.set_num_threads(1)
 

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 import torch
 
-from linearlens.data import save_prepared
-from linearlens.kernels import empirical_ntk
+from linearlens.data.prepared import save_prepared
 from linearlens.kernels.extraction import extract_ntk, extract_tree_kernel
-from linearlens.models import build_model, save_model
+from linearlens.kernels.ntk import empirical_ntk
+from linearlens.models.zoo import build_model, save_model
 from linearlens.train.trees import load_tree_ensemble, train_tree_ensemble
 
 

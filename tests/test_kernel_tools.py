@@ -3,11 +3,17 @@
 import pytest
 import torch
 
-from linearlens.kernels import (
-    alignment, centre, effective_rank, eigenvalues, kernel_regression, target_alignment,
-    target_gram, trace_ratios,
+from linearlens.kernels.alignment import (
+    alignment,
+    centre,
+    effective_rank,
+    eigenvalues,
+    kernel_regression,
+    target_alignment,
+    target_gram,
+    trace_ratios,
 )
-from linearlens.train import default_dtype
+from linearlens.train.runtime import default_dtype
 
 
 @pytest.fixture(autouse=True)

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from linearlens.experiments import lmc
-from linearlens.models import cifar_resnet
+from linearlens.models.resnet import cifar_resnet
 
 SCHEDULE = lmc.Schedule(lr=0.1, momentum=0.9, weight_decay=1e-4, batch_size=8, steps=12, drops=(6, 9),
                         crop_padding=1, flip=True)

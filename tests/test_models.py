@@ -3,7 +3,9 @@
 import pytest
 import torch
 
-from linearlens.models import mlp, resnet20, small_cnn
+from linearlens.models.cnn import small_cnn
+from linearlens.models.mlp import mlp
+from linearlens.models.resnet import resnet20
 
 
 def test_resnet20_has_the_published_size_and_shapes():
@@ -32,7 +34,7 @@ def test_small_cnn_takes_grey_and_colour_images():
 
 
 def test_checkpoint_rebuilds_the_model(tmp_path):
-    from linearlens.models import build_model, load_model, save_model
+    from linearlens.models.zoo import build_model, load_model, save_model
 
     spec = {"name": "resnet20", "num_classes": 3, "width": 4}
     model = build_model(spec)

@@ -5,9 +5,11 @@ import pytest
 import torch
 from torch import nn
 
-from linearlens.kernels import empirical_ntk, ntk_by_jacobian, ntk_diagonal
-from linearlens.models import mlp, resnet20, small_cnn
-from linearlens.train import default_dtype
+from linearlens.kernels.ntk import empirical_ntk, ntk_by_jacobian, ntk_diagonal
+from linearlens.models.cnn import small_cnn
+from linearlens.models.mlp import mlp
+from linearlens.models.resnet import resnet20
+from linearlens.train.runtime import default_dtype
 
 
 @pytest.fixture(autouse=True)
@@ -244,7 +246,7 @@ def test_automatic_chunk_size_follows_the_memory_budget():
 
 @pytest.mark.parametrize("name", ["cnn_batchnorm", "zoo_mlp", "custom_parameter"])
 def test_block_against_a_subset_is_those_columns_of_the_gram(name, device):
-    from linearlens.kernels import ntk_block
+    from linearlens.kernels.ntk import ntk_block
     model, x1, _ = make_case(name, device)
     columns = torch.tensor([2, 0, 2], device=device)
     full = reference_ntk(model, x1, x1)

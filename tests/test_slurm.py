@@ -41,7 +41,7 @@ SMOKE = ["--configfile", "config/smoke.yaml"]
 # The profile as a user runs it; status checks start after 1 s instead of 40 s.
 ON_SLURM = ["--profile", "profiles/slurm", "--slurm-init-seconds-before-status-checks", "1"]
 PARTITIONS = {"SLURM_ACCOUNT": NAME, "SLURM_PARTITION": "cpu", "SLURM_GPU_PARTITION": "gpu"}
-LOCAL_RULES = {"plot_telescoping_schematic", "plot_telescoping_approximation"}  # of the TARGETS' jobs
+LOCAL_RULES = {"telescoping_draw_fig_1", "telescoping_plot_fig_2"}  # of the TARGETS' jobs
 FAILS_ONCE = "extract_tree_kernel"  # three jobs deep: it cannot have run before the interruption
 FAIL_ONCE_HOOK = Path(__file__).parent / "slurm" / "fail_once"
 UNFINISHED = {"PENDING", "RUNNING", "COMPLETING", "REQUEUED", "RESIZING", "SUSPENDED"}  # sacct states

@@ -5,8 +5,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from linearlens.analysis import telescoping as summaries
 from linearlens.data.synthetic import heavy_tailed_regression
-from linearlens.experiments import summaries, tabular
+from linearlens.experiments import tabular
 
 
 def test_irregular_split_takes_the_top_scores_and_partitions_the_rows():

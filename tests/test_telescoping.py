@@ -6,14 +6,14 @@ import pytest
 import torch
 from torch import nn
 
-from linearlens.kernels import empirical_ntk, ntk_by_jacobian
-from linearlens.linearize import (
-    LabelJacobianSmoother, SGDKernelSmoother, TelescopingTracker, effective_parameters,
-)
-from linearlens.models import mlp, polynomial_net
-from linearlens.train import default_dtype
+from linearlens.kernels.ntk import empirical_ntk, ntk_by_jacobian
+from linearlens.linearize.smoother import LabelJacobianSmoother, SGDKernelSmoother, effective_parameters
+from linearlens.linearize.telescoping import TelescopingTracker
+from linearlens.models.mlp import mlp
+from linearlens.models.polynomial import polynomial_net
 from linearlens.train.loop import train_steps
 from linearlens.train.optimisers import EMAMomentumSGD, build_optimiser, linear_warmup
+from linearlens.train.runtime import default_dtype
 
 
 @pytest.fixture(autouse=True)

@@ -5,8 +5,9 @@ import pandas as pd
 import pytest
 
 from linearlens.claims.telescoping import approximation_checks
-from linearlens.data import save_prepared
-from linearlens.experiments.telescoping import approximation_run, settings_grid
+from linearlens.data.prepared import save_prepared
+from linearlens.experiments.settings import settings_grid
+from linearlens.experiments.telescoping import approximation_run
 from linearlens.train.loop import log_schedule
 
 

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from linearlens.data import transforms
-from linearlens.data.prepare import data_label, prepare_dataset
+from linearlens.data.prepare import prepare_dataset
+from linearlens.data.prepared import data_label
 
 
 @pytest.mark.parametrize("rate", [0.0, 0.15, 0.2, 0.5, 1.0])

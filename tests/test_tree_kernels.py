@@ -10,8 +10,12 @@ from sklearn.ensemble import GradientBoostingRegressor, HistGradientBoostingRegr
 from sklearn.linear_model import LinearRegression
 
 from linearlens.kernels.trees import (
-    leaves_from_sklearn, leaves_from_xgboost, telescoped_predictions, tree_contributions,
-    tree_kernel, tree_kernel_row_norms,
+    leaves_from_sklearn,
+    leaves_from_xgboost,
+    telescoped_predictions,
+    tree_contributions,
+    tree_kernel,
+    tree_kernel_row_norms,
 )
 
 # XGBoost runs single-threaded (n_jobs=1) throughout. On shared cores, its OpenMP threads made a

@@ -134,6 +134,8 @@ def test_smoke_run_builds_everything_and_resumes(tmp_path):
     again = snakemake(workdir, "--cores", "2", "--configfile", "config/smoke.yaml")
     assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
 
+    check_reruns_follow_the_science(workdir)
+
     # An interrupted run (one output missing) redoes that job and what depends on it, nothing else.
     kept = workdir / "results" / "data" / "mnist1d_tiny.npz"
     kept_mtime = kept.stat().st_mtime_ns
@@ -145,6 +147,48 @@ def test_smoke_run_builds_everything_and_resumes(tmp_path):
     # The kernel of the checkpoint on that probe set is rebuilt; the checkpoint is not.
     assert counts.get("extract_ntk") == 1 and "init_model" not in counts
     assert kept.stat().st_mtime_ns == kept_mtime
+
+
+def planned_rules(workdir, *args):
+    """{rule: jobs} a dry run of the smoke config plans in ``workdir`` (empty: nothing to do)."""
+    result = snakemake(workdir, "-n", "--configfile", "config/smoke.yaml", *args)
+    assert result.returncode == 0, result.stderr[-3000:]
+    output = result.stdout + result.stderr
+    return {} if "Nothing to be done" in output else job_counts(output)
+
+
+def check_reruns_follow_the_science(workdir):
+    """On a finished smoke run: what reruns after each kind of change (dry runs)."""
+    # The config written back with sorted keys (what a YAML tool does): same content, nothing to do.
+    smoke = yaml.safe_load((workdir / "config" / "smoke.yaml").read_text())
+    (workdir / "sorted.yaml").write_text(yaml.safe_dump(smoke, sort_keys=True))
+    assert planned_rules(workdir, "sorted.yaml") == {}
+
+    # A new module in the model zoo, the experiments or the data layer: nothing imports it yet.
+    new_modules = [workdir / "src" / "linearlens" / package / "added_by_a_user.py"
+                   for package in ("models", "experiments", "data")]
+    for module in new_modules:
+        module.write_text('"""A new module."""\n\n\ndef brand_new_model(width: int):\n    return width\n')
+    assert planned_rules(workdir) == {}
+    for module in new_modules:
+        module.unlink()
+
+    # One more width in one double-descent family: its new run, its figure, the claims, the report.
+    widened = yaml.safe_load((workdir / "config" / "smoke.yaml").read_text())
+    widened["telescoping"]["double_descent"]["mnist_noisy"]["widths"].append(5)
+    (workdir / "widened.yaml").write_text(yaml.safe_dump(widened, sort_keys=False))
+    assert planned_rules(workdir, "widened.yaml") == {
+        "telescoping_smoother_run": 1, "telescoping_plot_fig_9": 1, "telescoping_claims": 1,
+        "report": 1, "all": 1}
+
+    # An edit to the tree kernels reruns the jobs whose scripts import them, and what reads their
+    # outputs; no network is trained again.
+    trees = workdir / "src" / "linearlens" / "kernels" / "trees.py"
+    trees.write_text(trees.read_text() + "\n# an edit\n")
+    importers = {"extract_ntk", "extract_tree_kernel", "telescoping_tabular_run"}  # the tabular runs fit GBTs
+    downstream = {"telescoping_plot_fig_5", "telescoping_claims", "report", "all"}
+    rerun = set(planned_rules(workdir))
+    assert importers <= rerun <= importers | downstream, rerun
 
 
 def test_invalid_config_fails_before_any_job_naming_the_key(tmp_path):
@@ -196,8 +240,9 @@ def test_slurm_profile_plans_the_paper_dag(tmp_path):
 
 # Rules whose code runs on the configured device, so that `device: cuda` must get them a GPU.
 GPU_RULES = {"telescoping_approximation_run", "telescoping_smoother_run", "telescoping_tabular_search",
-             "telescoping_tabular_run", "lmc_pretrain", "lmc_parent", "lmc_children", "extract_ntk",
-             "benchmark_kernels", "benchmark_telescoping", "fit_tree_ensemble", "il_run", "il_probe",
+             "telescoping_tabular_run", "telescoping_lmc_pretrain", "telescoping_lmc_parent",
+             "telescoping_lmc_children", "extract_ntk", "benchmark_kernels", "benchmark_telescoping",
+             "fit_tree_ensemble", "iterative_linearisation_run", "iterative_linearisation_probe",
              "benchmark_iterative_linearisation"}
 
 
@@ -232,13 +277,16 @@ def planned_resources(output):
     return [(rule, re.search(r"^\s+resources: (.*)$", block, re.MULTILINE)[1]) for rule, block in dry_run_jobs(output)]
 
 
-def test_plot_rules_run_on_the_submit_host():
+def test_plot_rules_run_on_the_submit_host(tmp_path):
     """Plots, claims, downloads and the report are local rules: a cluster run does them on the submit
-    host instead of queueing a job for each."""
+    host instead of queueing a job for each (the manifests' generated rules included)."""
     blocks = rule_blocks()
-    local = {"download_file", "fetch_openml", "report", "telescoping_claims", "il_claims"} | \
-        {r for r in blocks if r.startswith("plot_")}
+    local = {"download_file", "fetch_openml", "report"} | {r for r in blocks if r.startswith("plot_")}
     assert {rule for rule in local if "localrule: True" not in blocks[rule]} == set()
+    result = snakemake(workflow_copy(tmp_path), "-n", "--configfile", "config/smoke.yaml")
+    generated = {rule: kind for kind, rule in re.findall(r"^(localrule|rule) (\w+):", result.stdout, re.MULTILINE)
+                 if re.search(r"_(plot|draw)_fig_|_claims$", rule)}
+    assert len(generated) >= 20 and set(generated.values()) == {"localrule"}, generated
 
 
 def test_kernel_benchmark_runs_and_its_routes_agree(tmp_path):

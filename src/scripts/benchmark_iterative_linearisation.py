@@ -5,7 +5,7 @@ from linearlens.benchmarks.iterative_linearisation import run_step_benchmark
 from linearlens.workflow import logged_job
 
 if __name__ == "__main__":  # each case runs in a spawned process, which re-imports this file
-    with logged_job(snakemake) as log:  # noqa: F821 (snakemake is injected by the script directive)
-        frame = run_step_benchmark(snakemake.params.settings, snakemake.params.device,  # noqa: F821
-                                   snakemake.threads, log)  # noqa: F821
-        frame.to_csv(snakemake.output[0], index=False)  # noqa: F821
+    with logged_job(snakemake) as log:
+        frame = run_step_benchmark(snakemake.params.settings, snakemake.params.device,
+                                   snakemake.threads, log)
+        frame.to_csv(snakemake.output[0], index=False)

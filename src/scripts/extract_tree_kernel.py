@@ -5,10 +5,10 @@ import json
 from linearlens.kernels.extraction import extract_tree_kernel
 from linearlens.workflow import logged_job
 
-with logged_job(snakemake) as log:  # noqa: F821 (snakemake is injected by the script directive)
-    summary = extract_tree_kernel(snakemake.input.ensemble, snakemake.input.probe,  # noqa: F821
-                                  snakemake.params.settings, snakemake.output.kernel)  # noqa: F821
-    with open(snakemake.output.summary, "w") as out:  # noqa: F821
+with logged_job(snakemake) as log:
+    summary = extract_tree_kernel(snakemake.input.ensemble, snakemake.input.probe,
+                                  snakemake.params.settings, snakemake.output.kernel)
+    with open(snakemake.output.summary, "w") as out:
         json.dump(summary, out, indent=2)
     log.info("%d trees, telescoped sum vs predict: max relative error %.2e", summary["n_trees"],
              summary["telescoped_vs_predict_max_relative_error"])

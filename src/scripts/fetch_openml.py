@@ -6,10 +6,10 @@ from linearlens.data.openml_source import load_openml
 from linearlens.data.registry import OPENML_CACHE_DIR
 from linearlens.workflow import logged_job
 
-with logged_job(snakemake) as log:  # noqa: F821 (snakemake is injected by the script directive)
-    dataset_id = int(snakemake.wildcards.dataset_id)  # noqa: F821
+with logged_job(snakemake) as log:
+    dataset_id = int(snakemake.wildcards.dataset_id)
     _, provenance = load_openml(dataset_id, OPENML_CACHE_DIR)
     log.info("OpenML %d (%s) cached, ARFF md5 %s verified", dataset_id,
              provenance["openml_name"], provenance["md5"])
-    with open(snakemake.output[0], "w") as out:  # noqa: F821
+    with open(snakemake.output[0], "w") as out:
         json.dump(provenance, out, indent=2)

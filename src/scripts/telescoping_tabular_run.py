@@ -4,25 +4,25 @@ its provenance (preprocessing, rows, settings, the tree-kernel identity) and its
 import json
 
 from linearlens.experiments.tabular import tabular_run
-from linearlens.train import choose_device, set_threads
+from linearlens.train.runtime import choose_device, set_threads
 from linearlens.train.trees import save_tree_ensemble
 from linearlens.workflow import logged_job
 
-with logged_job(snakemake) as log:  # noqa: F821 (snakemake is injected by the script directive)
-    set_threads(snakemake.threads)  # noqa: F821
-    w = snakemake.wildcards  # noqa: F821
-    searched = {model: json.loads(open(snakemake.input[model]).read())["best"]  # noqa: F821
-                for model in snakemake.params.searched}  # noqa: F821
-    run = tabular_run(snakemake.input.data, snakemake.params.experiment, int(w.seed), searched,  # noqa: F821
-                      choose_device(snakemake.params.device))  # noqa: F821
+with logged_job(snakemake) as log:
+    set_threads(snakemake.threads)
+    w = snakemake.wildcards
+    searched = {model: json.loads(open(snakemake.input[model]).read())["best"]
+                for model in snakemake.params.searched}
+    run = tabular_run(snakemake.input.data, snakemake.params.experiment, int(w.seed), searched,
+                      choose_device(snakemake.params.device))
     records = run.records
     records.insert(0, "panel", w.panel)
     records.insert(1, "seed", int(w.seed))
-    records.to_csv(snakemake.output.records, index=False)  # noqa: F821
-    with open(snakemake.output.provenance, "w") as handle:  # noqa: F821
+    records.to_csv(snakemake.output.records, index=False)
+    with open(snakemake.output.provenance, "w") as handle:
         json.dump({"panel": w.panel, **run.provenance}, handle, indent=1)
     for library, (model, x_train, y_train) in run.ensembles.items():
-        save_tree_ensemble(snakemake.output[f"ensemble_{library}"], model,  # noqa: F821
+        save_tree_ensemble(snakemake.output[f"ensemble_{library}"], model,
                            {"library": library, "panel": w.panel, "seed": int(w.seed),
                             "x_train": x_train, "y_train": y_train})
     at_zero = records[records["p"] == 0].drop_duplicates("model").set_index("model")["mse"]

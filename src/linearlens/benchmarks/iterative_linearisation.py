@@ -9,8 +9,8 @@ import pandas as pd
 import torch
 
 from ..linearize.iterative import NEVER, LinearisedTraining, NetworkTraining, has_batch_norm
-from ..models import build_model
-from ..train import choose_device, full_float32_matmuls, seed_everything, set_threads
+from ..models.zoo import build_model
+from ..train.runtime import choose_device, full_float32_matmuls, seed_everything, set_threads
 from .isolation import fastest_block, run_isolated
 
 METHODS = ("ordinary", "linearised")

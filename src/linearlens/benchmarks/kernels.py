@@ -11,11 +11,12 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..kernels import (
-    empirical_ntk, leaves_from_xgboost, ntk_by_jacobian, telescoped_predictions, tree_kernel,
-)
-from ..models import mlp, resnet20, small_cnn
-from ..train import choose_device, dtype_from_name, seed_everything, set_threads
+from ..kernels.ntk import empirical_ntk, ntk_by_jacobian
+from ..kernels.trees import leaves_from_xgboost, telescoped_predictions, tree_kernel
+from ..models.cnn import small_cnn
+from ..models.mlp import mlp
+from ..models.resnet import resnet20
+from ..train.runtime import choose_device, dtype_from_name, seed_everything, set_threads
 from .isolation import run_isolated, timed
 
 # name -> (constructor, input shape); ten outputs each, so full Grams are (n, 10, n, 10).

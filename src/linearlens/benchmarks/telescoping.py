@@ -8,12 +8,12 @@ import os
 import pandas as pd
 import torch
 
-from ..linearize import TelescopingTracker, smoother_for
-from ..models import mlp
-from ..train import choose_device, default_dtype, set_threads
+from ..linearize.smoother import smoother_for
+from ..linearize.telescoping import TelescopingTracker
+from ..models.mlp import mlp
 from ..train.loop import train_steps
 from ..train.optimisers import build_optimiser
-from ..train.runtime import HEAP_ENVIRONMENT
+from ..train.runtime import HEAP_ENVIRONMENT, choose_device, default_dtype, set_threads
 from .isolation import fastest_block, run_isolated
 
 # The smoother all in float64, with its per-step products in float32, and the latter again under

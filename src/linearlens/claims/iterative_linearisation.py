@@ -8,13 +8,24 @@ gaps are stated in percentage points.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from ..figures.iterative_linearisation import (adam_roles, best_accuracies, k_label, k_value, kept_runs, scaling_slope,
-                                               scheduled)
+from ..analysis.iterative_linearisation import (
+    adam_roles,
+    best_accuracies,
+    k_label,
+    k_value,
+    kept_runs,
+    scaling_slope,
+    scheduled,
+)
+from ..analysis.records import read_runs
+from ..manifests.jobs import ClaimsJob
 from . import ClaimCheck, rank_correlation
 
 POINT = 0.01  # one percentage point of accuracy
@@ -346,3 +357,68 @@ def best_accuracy_check(runs: pd.DataFrame, limits: Thresholds) -> list[ClaimChe
                        "best CNN test accuracy across the figures ≤ "
                        + (f"{limits.best_accuracy_cap:.0%}" if limits.best_accuracy_cap else "(paper scale only)"),
                        f"{best:.3f}", bool(best <= limits.best_accuracy_cap) if limits.best_accuracy_cap else None)]
+
+
+# --- the manifest's claim sets (src/linearlens/manifests/iterative_linearisation.py) -----------
+
+def _limits(job: ClaimsJob) -> Thresholds:
+    return THRESHOLDS[job.params["claim_thresholds"]]
+
+
+def _runs(paths) -> pd.DataFrame:
+    return read_runs(paths, dtype={"K": str})
+
+
+def full_batch_claims(job: ClaimsJob) -> list[ClaimCheck]:
+    return finite_k_checks(_runs(job.inputs["runs"]), "C1", "full batch", _limits(job))
+
+
+def mini_batch_claims(job: ClaimsJob) -> list[ClaimCheck]:
+    return finite_k_checks(_runs(job.inputs["runs"]), "C2", "mini-batch", _limits(job))
+
+
+def batch_mode_claims(job: ClaimsJob) -> list[ClaimCheck]:
+    return batch_mode_checks(_runs(job.inputs["full_batch"]), _runs(job.inputs["mini_batch"]), _limits(job))
+
+
+def augmented_claims(job: ClaimsJob) -> list[ClaimCheck]:
+    return augmented_checks(_runs(job.inputs["runs"]), _limits(job))
+
+
+def resnet_claims(job: ClaimsJob) -> list[ClaimCheck]:
+    return resnet_checks({panel: _runs(paths) for panel, paths in job.inputs.items()}, _limits(job))
+
+
+def scaling_claims(job: ClaimsJob) -> list[ClaimCheck]:
+    return scaling_checks(_runs(job.inputs["runs"]), _limits(job))
+
+
+def probe_claims(job: ClaimsJob) -> list[ClaimCheck]:
+    return probe_checks(_runs(job.inputs["probes"]), _limits(job))
+
+
+def filter_claims(job: ClaimsJob) -> list[ClaimCheck]:
+    from ..experiments.iterative_linearisation import first_layer_changes  # reads checkpoints: torch
+
+    filters = job.params["filters"]
+    changes, _ = first_layer_changes(job.inputs["checkpoints"], filters.get("seed", 0))
+    return filter_checks(changes, filters["n_filters"], _limits(job))
+
+
+def adam_claims(job: ClaimsJob) -> list[ClaimCheck]:
+    return adam_checks(_runs(job.inputs["runs"]), _limits(job))
+
+
+def damping_claims(job: ClaimsJob) -> list[ClaimCheck]:
+    damping = job.params
+    return damping_checks(read_runs(job.inputs["summaries"]), damping["drawn"]["dampings"],
+                          damping["train_rmse_limit"])
+
+
+def identity_claims(job: ClaimsJob) -> list[ClaimCheck]:
+    identity = json.loads(Path(job.inputs["identity"][0]).read_text())
+    return identity_checks(identity["max_abs_difference"], identity["steps"], _limits(job))
+
+
+def best_accuracy_claims(job: ClaimsJob) -> list[ClaimCheck]:
+    return best_accuracy_check(_runs(job.inputs["runs"]), _limits(job))

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..experiments.summaries import final_by_width, interpolation_width, relative_mse_table
+from ..analysis.records import read_runs
+from ..analysis.telescoping import final_by_width, interpolation_width, relative_mse_table
+from ..manifests.jobs import ClaimsJob
 from . import ClaimCheck, rank_correlation
 
 # Figs 2/7: f̃ must be at least this many times closer to the network than f^lin at the end.
@@ -320,3 +322,29 @@ def lmc_checks(children: pd.DataFrame, changes: pd.DataFrame) -> list[ClaimCheck
             f"mean gap over the shared spawn steps {shared}: pretrained < random",
             f"{pretrained_gap:.3f} vs {random_gap:.3f}", bool(pretrained_gap < random_gap)))
     return checks
+
+
+# --- the manifest's claim sets (src/linearlens/manifests/telescoping.py) ------------------------
+
+def approximation_claims(job: ClaimsJob) -> list[ClaimCheck]:
+    return approximation_checks(read_runs(job.inputs["runs"]), job.params)
+
+
+def grokking_claims(job: ClaimsJob) -> list[ClaimCheck]:
+    runs = read_runs(job.inputs["runs"])
+    families = {family: {setting: frame for setting, frame in by_family.groupby("setting")}
+                for family, by_family in runs.groupby("family")}
+    return grokking_checks(families, job.params)
+
+
+def double_descent_claims(job: ClaimsJob) -> list[ClaimCheck]:
+    runs = read_runs(job.inputs["runs"])
+    return double_descent_checks(dict(tuple(runs.groupby("family", sort=False))))
+
+
+def tabular_claims(job: ClaimsJob) -> list[ClaimCheck]:
+    return tabular_checks(read_runs(job.inputs["runs"]), job.params)
+
+
+def lmc_claims(job: ClaimsJob) -> list[ClaimCheck]:
+    return lmc_checks(read_runs(job.inputs["children"]), read_runs(job.inputs["gradient_changes"]))

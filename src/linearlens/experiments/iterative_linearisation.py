@@ -24,17 +24,22 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ..data import load_prepared
+from ..data.prepared import load_prepared
 from ..data.transforms import balanced_order
 from ..linearize.functional import trainable
 from ..linearize.gauss_newton import damped_gauss_newton_step, rmse
 from ..linearize.iterative import NEVER, LinearisedTraining, has_batch_norm, train_iteratively, training_for
-from ..models import ZOO, build_model
-from ..train import (choose_device, dtype_from_name, full_float32_matmuls, load_checkpoint, save_checkpoint,
-                     seed_everything)
+from ..models.zoo import build_model, model_constructor
 from ..train.augment import augment
 from ..train.loop import EpochBatches, seeded_generator
-from .settings import family_runs
+from ..train.runtime import (
+    choose_device,
+    dtype_from_name,
+    full_float32_matmuls,
+    load_checkpoint,
+    save_checkpoint,
+    seed_everything,
+)
 
 
 def period_of(k) -> float:
@@ -63,7 +68,7 @@ def sized_model_spec(model: dict, x: Tensor, num_classes: int) -> dict:
     """The zoo spec with the sizes the data fixes (input channels, input size, 1-D or 2-D,
     classes), for each argument the model's constructor takes and the config leaves out."""
     sizes = {"in_channels": x.shape[1], "input_size": x.shape[2], "dims": x.dim() - 2, "num_classes": num_classes}
-    accepted = inspect.signature(ZOO[model["name"]]).parameters
+    accepted = inspect.signature(model_constructor(model["name"])).parameters
     return {**{k: v for k, v in sizes.items() if k in accepted}, **model}
 
 
@@ -270,20 +275,6 @@ class ILRun:
                 "initial": {n: t.cpu() for n, t in self.initial.items()}, "checkpoints": self.checkpoints}
 
 
-def experiment_runs(experiment: dict) -> dict[str, dict]:
-    """{setting: run spec} of one experiment of the config: its shared keys with each setting's
-    on top; with ``train_sizes``, one run per (setting, training-set size), named
-    ``<setting>_n<size>``."""
-    runs = family_runs(experiment)
-    for name, run in runs.items():
-        missing = {"K", "optimiser", "steps", "eval_every"} - set(run)
-        if missing:
-            raise ValueError(f"setting {name!r} has no {sorted(missing)}, neither its own nor shared")
-    sizes = experiment.get("train_sizes")
-    if not sizes:
-        return runs
-    return {f"{name}_n{size}": {**{k: v for k, v in run.items() if k != "train_sizes"}, "train_size": size}
-            for name, run in runs.items() for size in sizes}
 
 
 def il_run(data_npz, run: dict, seed: int, state_path=None, code_version: str = "",

@@ -20,12 +20,12 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-from ..data import load_prepared
+from ..data.prepared import load_prepared
 from ..kernels.ntk import jacobian_from_factors
-from ..models import build_model
-from ..train import seed_everything
+from ..models.zoo import build_model
 from ..train.augment import augment
 from ..train.loop import batches
+from ..train.runtime import seed_everything
 
 
 @dataclass(frozen=True)
@@ -241,14 +241,6 @@ def interpolation_alphas(points: int) -> list[float]:
     return sorted(set(np.linspace(0.0, 1.0, points).round(12).tolist()) | {0.5})
 
 
-def branch_runs(experiment: dict) -> dict[str, dict]:
-    """The random-initialisation branch and, when configured, the pretrained branch (its keys
-    override the shared ones; ``pretrain`` and ``pretrain_dataset`` say how it starts)."""
-    shared = {k: v for k, v in experiment.items() if k != "pretrained"}
-    runs = {"random": shared}
-    if "pretrained" in experiment:
-        runs["pretrained"] = {**shared, **experiment["pretrained"]}
-    return runs
 
 
 def save_states(path, states: dict[int, TrainingState]) -> None:

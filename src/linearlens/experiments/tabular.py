@@ -18,13 +18,13 @@ import pandas as pd
 import torch
 from scipy import stats
 
-from ..data import load_prepared
+from ..data.prepared import load_prepared
 from ..kernels.ntk import ntk_block
 from ..kernels.trees import leaves_of, telescoped_predictions, tree_kernel_row_norms
-from ..models import build_model
-from ..train import seed_everything
+from ..models.zoo import build_model
 from ..train.loop import train_steps
 from ..train.optimisers import build_optimiser
+from ..train.runtime import seed_everything
 from ..train.trees import fit_tree_ensemble
 
 PC1 = "pc1"            # App. C.2: |PC1 − median(PC1)|

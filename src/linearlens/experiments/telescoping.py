@@ -9,13 +9,14 @@ from __future__ import annotations
 import pandas as pd
 import torch
 
-from ..data import load_prepared
-from ..linearize import TelescopingTracker, smoother_for
-from ..models import build_model
-from ..train import default_dtype, dtype_from_name, seed_everything
+from ..data.prepared import load_prepared
+from ..linearize.smoother import smoother_for
+from ..linearize.telescoping import TelescopingTracker
+from ..models.zoo import build_model
 from ..train.loop import log_schedule, train_steps
 from ..train.losses import squared_loss
 from ..train.optimisers import build_optimiser, linear_warmup
+from ..train.runtime import default_dtype, dtype_from_name, seed_everything
 
 
 def task_tensors(data_npz, device: str | torch.device = "cpu") -> dict[str, torch.Tensor]:
@@ -74,17 +75,6 @@ def _approximation_record(step, model, tracker, task, loss) -> dict:
             "accuracy_linearised": accuracy(linearised, labels)}
 
 
-def settings_grid(experiment: dict) -> dict[tuple[str, str], dict]:
-    """{(setting, learning-rate label): full run spec} for every setting and learning rate of an
-    experiment config (shared keys at the top, per-setting keys and a learning-rate list below)."""
-    shared = {k: v for k, v in experiment.items() if k not in ("settings", "seeds", "dataset")}
-    grid = {}
-    for name, setting in experiment["settings"].items():
-        for lr in setting["learning_rates"]:
-            spec = {**shared, **{k: v for k, v in setting.items() if k != "learning_rates"}}
-            spec["optimiser"] = {**setting["optimiser"], "lr": lr}
-            grid[(name, f"{lr:g}")] = spec
-    return grid
 
 
 def _start(data_npz, model_spec: dict, run: dict, seed: int, device):

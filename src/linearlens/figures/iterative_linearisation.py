@@ -8,6 +8,17 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
+from ..analysis.iterative_linearisation import (
+    adam_roles,
+    best_accuracies,
+    k_label,
+    k_value,
+    kept_runs,
+    scaling_slope,
+    scheduled,
+)
+from ..analysis.records import read_runs
+from ..manifests.jobs import FigureJob
 from .style import apply_style, save_figure
 
 # The shorter version's number of each longer-version figure (Fig 4's panels are its Figs 7, 8).
@@ -16,16 +27,8 @@ SHORT_VERSION = {"fig_1": "Fig 1", "fig_2": "Fig 2", "fig_3": "Fig 3", "fig_4": 
 K1_COLOUR, NETWORK_COLOUR, LINEARISED_COLOUR, ADAM_COLOUR = "0.15", "#c0392b", "#2c6fbb", "#27ae60"
 
 
-def k_label(k) -> str:
-    k = str(k)
-    if k == "inf":
-        return "K = ∞"
-    value = int(k)
-    return f"K = {value:,}" if value < 10_000 else f"K = {value:.0e}".replace("e+0", "e")
 
 
-def k_value(k) -> float:
-    return float("inf") if str(k) == "inf" else float(k)
 
 
 def version_note(figure: str) -> str:
@@ -44,9 +47,6 @@ def setup_note(runs: pd.DataFrame, deviations: str | None = None) -> str:
     return note + (f" Departures from the paper: {deviations}" if deviations else "")
 
 
-def scheduled(runs: pd.DataFrame) -> pd.DataFrame:
-    """The evaluations of the paper's schedule (not the extra ones around re-linearisations)."""
-    return runs[runs["point"] == "scheduled"]
 
 
 def _by_k(runs: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
@@ -223,39 +223,12 @@ def plot_adam(runs: pd.DataFrame, png_path, data_source: str, deviations: str | 
     save_figure(fig, png_path, caption, data_source)
 
 
-def adam_roles(runs: pd.DataFrame) -> dict[str, str]:
-    """Which setting is the K = 1 SGD baseline, the IL-Adam run and plain Adam (K = 1 with Adam)."""
-    settings = runs.groupby("setting")[["K", "optimiser"]].first()
-    roles = {}
-    for setting, (k, optimiser) in settings.iterrows():
-        if str(k) != "1":
-            roles["il_adam"] = setting
-        elif optimiser == "adam":
-            roles["adam"] = setting
-        else:
-            roles["sgd"] = setting
-    return roles
 
 
 # --- Fig 5 ------------------------------------------------------------------------------------
 
-def best_accuracies(runs: pd.DataFrame) -> pd.DataFrame:
-    """Per run, the best test accuracy over its scheduled evaluations ("optimal early stopping",
-    selected on the test set as the paper does): the linearised model's for K = ∞ (the network at
-    θ₀ + δ is meaningless after long linear training), the network's otherwise."""
-    points = scheduled(runs)
-    column = np.where(points["K"].astype(str) == "inf", points["test_accuracy_linearised"],
-                      points["test_accuracy_network"])
-    points = points.assign(best_accuracy=column)
-    best = points.groupby(["setting", "seed", "K", "lr", "n_train"], as_index=False)["best_accuracy"].max()
-    return best.assign(test_error=1 - best["best_accuracy"], curve=[f"{k_label(k)}, lr {lr:g}" for k, lr in
-                                                                    zip(best["K"], best["lr"])])
 
 
-def scaling_slope(best: pd.DataFrame) -> float:
-    """Slope of log(test error) against log(n), over the seed means."""
-    mean = best.groupby("n_train")["test_error"].mean()
-    return float(np.polyfit(np.log(mean.index.to_numpy(float)), np.log(mean.to_numpy()), 1)[0])
 
 
 def data_scaling_panels(best: pd.DataFrame) -> dict[str, pd.DataFrame]:
@@ -368,9 +341,6 @@ def damping_label(damping: float) -> str:
     return "0" if damping == 0 else f"{damping:g}"
 
 
-def kept_runs(summary: pd.DataFrame, train_rmse_limit: float) -> pd.DataFrame:
-    """The runs the paper plots: finite, with train RMSE at most the limit."""
-    return summary[summary["finite"] & (summary["train_rmse"] <= train_rmse_limit)]
 
 
 def plot_damping(summary: pd.DataFrame, predictions: dict[float, np.ndarray], x_train, y_train, x_test, y_test,
@@ -415,3 +385,63 @@ def plot_damping(summary: pd.DataFrame, predictions: dict[float, np.ndarray], x_
                f"quintic target and the {len(x_train)} training points (values outside [{low:g}, {high:g}] clipped). "
                f"{summary['seed'].nunique()} seeds per λ." + version_note("fig_9"))
     save_figure(fig, png_path, caption, data_source)
+
+
+# --- the manifest's plot functions (src/linearlens/manifests/iterative_linearisation.py) --------
+
+def _training_runs(job: FigureJob) -> tuple[dict[str, pd.DataFrame], str | None]:
+    """The runs of each experiment the figure draws, and the experiments' departures from the paper."""
+    runs = read_runs(job.inputs["runs"], dtype={"K": str})
+    job.log.info("%d runs", runs.groupby(["experiment", "setting", "seed"]).ngroups)
+    deviations = " ".join(spec["deviations"] for spec in job.params.values() if spec.get("deviations")) or None
+    return dict(tuple(runs.groupby("experiment"))), deviations
+
+
+def fig_2(job: FigureJob) -> None:
+    runs, deviations = _training_runs(job)
+    plot_k_sweeps(runs["full_batch"], runs["mini_batch"], job.png_path, job.data_source, deviations)
+
+
+def fig_3(job: FigureJob) -> None:
+    runs, deviations = _training_runs(job)
+    plot_augmented(runs["augmented"], job.png_path, job.data_source, deviations)
+
+
+def fig_4(job: FigureJob) -> None:
+    runs, deviations = _training_runs(job)
+    plot_resnets(runs["resnet_no_bn"], runs["resnet_bn"], job.png_path, job.data_source, deviations)
+
+
+def fig_5(job: FigureJob) -> None:
+    runs, deviations = _training_runs(job)
+    plot_data_scaling(runs["data_scaling"], job.png_path, job.data_source, deviations)
+
+
+def fig_8(job: FigureJob) -> None:
+    runs, deviations = _training_runs(job)
+    plot_adam(runs["adam"], job.png_path, job.data_source, deviations)
+
+
+def fig_6(job: FigureJob) -> None:
+    probes = read_runs(job.inputs["probes"], dtype={"K": str})
+    plot_probes(probes, job.png_path, job.data_source, job.params.get("deviations"))
+
+
+def fig_7(job: FigureJob) -> None:
+    from ..experiments.iterative_linearisation import first_layer_changes  # reads checkpoints: torch
+
+    changes, epochs_per_step = first_layer_changes(job.inputs["checkpoints"], job.params.get("seed", 0))
+    plot_filters(changes, job.params["n_filters"], job.png_path, job.data_source, epochs_per_step,
+                 job.params.get("deviations"))
+
+
+def fig_9(job: FigureJob) -> None:
+    spec = job.params
+    summary = read_runs(job.inputs["summaries"])
+    predictions = {}
+    for damping, path in zip(spec["dampings"], job.inputs["predictions"]):
+        with np.load(path) as saved:
+            predictions[float(damping)] = saved["predictions"]
+    with np.load(job.inputs["data"][0]) as data:
+        plot_damping(summary, predictions, data["x_train"][:, 0], data["y_train"], data["x_test"][:, 0],
+                     data["y_test"], spec["drawn"], spec["train_rmse_limit"], job.png_path, job.data_source)

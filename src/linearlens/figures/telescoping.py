@@ -6,7 +6,10 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
+from ..analysis.records import read_runs
+from ..analysis.telescoping import final_by_width, interpolation_width, relative_mse_table
 from ..claims.telescoping import SMOOTHER_TOLERANCE, smoother_breakdown_step
+from ..manifests.jobs import FigureJob
 from .style import apply_style, save_figure
 
 TELESCOPING_RED, LINEAR_GRAY, LINEAR_BLUE, NETWORK_GRAY = "#c0392b", "0.55", "#2c6fbb", "0.45"
@@ -213,3 +216,100 @@ def plot_lmc(children: pd.DataFrame, changes: pd.DataFrame, png_path, caption: s
         ax.set(xscale="symlog", xlim=(0, None), yscale="log", xlabel="spawn step t'", ylabel="squared gradient change",
                title=f"{BRANCH_LABELS.get(branch, branch)}: layers (dark = first, light = last)")
     save_figure(fig, png_path, caption, data_source)
+
+
+# --- the manifest's plot functions (src/linearlens/manifests/telescoping.py) --------------------
+
+def _main_settings(settings: dict) -> dict:
+    return {name: settings[name] for name in ("sgd", "adamw") if name in settings}
+
+
+def fig_2(job: FigureJob) -> None:
+    plot_approximation_errors(read_runs(job.inputs["runs"]), _main_settings(job.params), job.png_path,
+                              job.data_source, "Fig 2")
+
+
+def fig_7(job: FigureJob) -> None:
+    plot_approximation_errors(read_runs(job.inputs["runs"]), job.params, job.png_path, job.data_source, "Fig 7")
+
+
+def fig_8(job: FigureJob) -> None:
+    plot_approximation_accuracy(read_runs(job.inputs["runs"]), job.params, job.png_path, job.data_source)
+
+
+GROKKING_SUFFIX = (" Top: train (blue) and test (orange) performance; bottom: effective parameters p^train and "
+                   "p^test of the telescoping smoother; mean ± SE over {seeds} seed(s).")
+
+
+def _grokking_figure(job: FigureJob, columns) -> None:
+    """Figs 4, 11-13: ``columns`` lists (family, setting, show train curves)."""
+    runs, grokking = read_runs(job.inputs["runs"]), job.params
+    drawn = [(runs[(runs["family"] == family) & (runs["setting"] == setting)],
+              grokking[family]["settings"][setting].get("label", setting), show_train)
+             for family, setting, show_train in columns]
+    plot_grokking(drawn, job.png_path, job.caption + GROKKING_SUFFIX.format(seeds=runs["seed"].nunique()),
+                  job.data_source)
+    job.log.info("%d columns", len(drawn))
+
+
+def _every_setting(grokking: dict, family: str, show_train: bool = True) -> list:
+    return [(family, setting, show_train) for setting in grokking[family]["settings"]]
+
+
+def fig_4(job: FigureJob) -> None:
+    grokking = job.params
+    _grokking_figure(job, [("polynomial", grokking["polynomial"]["main"], True),
+                           ("large_init", grokking["large_init"]["main"], True),
+                           *_every_setting(grokking, "standard_init", show_train=False)])
+
+
+def fig_11(job: FigureJob) -> None:
+    _grokking_figure(job, _every_setting(job.params, "polynomial"))
+
+
+def fig_12(job: FigureJob) -> None:
+    _grokking_figure(job, _every_setting(job.params, "large_init"))
+
+
+def fig_13(job: FigureJob) -> None:
+    _grokking_figure(job, _every_setting(job.params, "standard_init"))
+
+
+DOUBLE_DESCENT_TITLES = {"dd_cifar_catdog": "cat vs dog", "dd_mnist_noisy": "20% label noise",
+                         "dd_mnist_clean": "no label noise", "dd_mnist1d": "MNIST-1D, 15% noise"}
+
+
+def double_descent_figure(job: FigureJob) -> None:
+    """Figs 3, 9, 10: one column per width sweep, in the manifest's order."""
+    runs = read_runs(job.inputs["runs"])
+    columns = []
+    for family, family_runs in runs.groupby("family", sort=False):
+        final = final_by_width(family_runs)
+        columns.append((final, DOUBLE_DESCENT_TITLES.get(family, family), interpolation_width(final)))
+    caption = (job.caption + ": one-hidden-layer networks trained to the double-descent stopping "
+               "rule; top: train and test MSE, bottom: effective parameters of the telescoping smoother, "
+               f"against the width; dotted: p ≈ n; mean ± SE over {runs['seed'].nunique()} seed(s).")
+    plot_double_descent(columns, job.png_path, caption, job.data_source)
+    job.log.info("%d sweeps", len(columns))
+
+
+def tabular_figure(job: FigureJob) -> None:
+    """Figs 5, 14: one column per panel of the figure."""
+    runs, panels = read_runs(job.inputs["runs"]), job.params
+    titles = {name: panels[name].get("label", name) for name in runs["panel"].unique()}
+    caption = (job.caption + ": top, R_MSE(p) = (MSE_NN − MSE_GBT) at p over the same at p = 0; "
+               "bottom, largest test kernel-row norm over the largest training one, averaged over steps "
+               f"(network) or trees (GBT); mean ± SE over {runs['seed'].nunique()} seed(s).")
+    plot_tabular(relative_mse_table(runs), runs, titles, job.png_path, caption, job.data_source)
+    job.log.info("%d panels", len(titles))
+
+
+def fig_6(job: FigureJob) -> None:
+    children, changes = read_runs(job.inputs["children"]), read_runs(job.inputs["gradient_changes"])
+    pairs = children.groupby("branch")[["seed", "inner"]].apply(lambda f: len(f.drop_duplicates()))
+    caption = ("Fig 6: left, largest accuracy drop of the weight average of two children below the line "
+               "between their accuracies, against the step t' they were spawned from the parent; middle "
+               "and right, squared change of the network's gradients over the epoch after t', per layer. "
+               f"Mean ± SE over {int(pairs.max())} child pair(s) per spawn step; pretraining on the second "
+               "data source.")
+    plot_lmc(children, changes, job.png_path, caption, job.data_source)

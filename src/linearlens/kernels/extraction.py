@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ..data import load_prepared
+from ..data.prepared import load_prepared
 from ..data.transforms import random_subset
-from ..models import load_model
-from ..train import choose_device, dtype_from_name, set_threads
+from ..models.zoo import load_model
+from ..train.runtime import choose_device, dtype_from_name, set_threads
 from ..train.trees import load_tree_ensemble
 from .ntk import empirical_ntk
 from .summary import ntk_summary

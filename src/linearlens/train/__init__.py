@@ -1,10 +1,4 @@
 """Training support: device choice, seeding, threads, float64, checkpoints (``runtime``); the
-training loops, optimisers and schedules join here as the papers land."""
+training loops, optimisers and schedules join here as the papers land.
 
-from .runtime import (
-    choose_device, default_dtype, dtype_from_name, full_float32, full_float32_matmuls, load_checkpoint,
-    save_checkpoint, seed_everything, set_threads,
-)
-
-__all__ = ["choose_device", "default_dtype", "dtype_from_name", "full_float32", "full_float32_matmuls",
-           "load_checkpoint", "save_checkpoint", "seed_everything", "set_threads"]
+Import from the modules: this file stays empty so that a job's code inputs hold only what it uses."""

@@ -51,7 +51,7 @@ def load_tree_ensemble(path) -> tuple[object, dict]:
 def train_tree_ensemble(prepared_npz, spec: dict, path, device: str = "cpu", threads: int = 1) -> dict:
     """Fit ``spec`` (library, params, seed) on the train split of a prepared dataset and save it
     with its training data, which its tree kernels are defined against. Returns the metadata."""
-    from ..data import load_prepared
+    from ..data.prepared import load_prepared
 
     arrays = load_prepared(prepared_npz)
     x = arrays["x_train"].reshape(len(arrays["x_train"]), -1).astype(np.float64)

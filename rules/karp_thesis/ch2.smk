@@ -1,0 +1,3 @@
+# Karp thesis, chapter 2 and appendix A: the run, plot and claim rules of its figures and
+# tables (src/linearlens/manifests/karp_thesis.py lists them, with the issue that builds each). Its
+# drawings are generated from the manifest (rules/manifests.smk). Rule names: karp_thesis_ch2_<verb>.

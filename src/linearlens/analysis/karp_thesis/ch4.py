@@ -1,0 +1,2 @@
+"""Chapter 4, a one-layer transformer learning decision lists: the summaries behind Fig 4.1. Filled
+by issue 28."""

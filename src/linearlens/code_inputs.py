@@ -1,0 +1,90 @@
+"""The library code a job runs, read from the source: a rule's code inputs are the import closure of
+its script within ``linearlens``, so editing or adding a module reruns exactly the results whose
+code imports it.
+
+The closure is computed from each file's syntax tree (no import, no torch), following every
+``import`` statement wherever it stands, including those inside functions; a package's
+``__init__.py`` counts whenever one of its modules is imported, because Python runs it. Modules that
+a registry imports by name at run time (a model of the zoo) are not visible in the source: the rule
+adds them itself (``linearlens.models.zoo.model_module``).
+"""
+
+from __future__ import annotations
+
+import ast
+from functools import lru_cache
+from pathlib import Path
+
+PACKAGE = "linearlens"
+SOURCE_ROOT = Path(__file__).resolve().parent.parent  # src/
+
+
+def module_file(module: str, root: Path = SOURCE_ROOT) -> Path | None:
+    """The file that defines a dotted module name under ``root``, or None if there is none."""
+    base = root.joinpath(*module.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _module_name(path: Path, root: Path) -> str:
+    parts = path.relative_to(root).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _with_parents(module: str) -> list[str]:
+    """``a.b.c`` runs ``a``, ``a.b`` and ``a.b.c``."""
+    parts = module.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
+
+
+def _imported_modules(path: Path, root: Path) -> set[str]:
+    """Every library module an import statement in ``path`` names (parents included)."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    own = _module_name(path, root) if path.is_relative_to(root) else ""
+    package = own if path.name == "__init__.py" else own.rpartition(".")[0]
+    named: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            named.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([node.module] if node.module else []))
+            else:
+                base = node.module or ""
+            named.add(base)
+            # ``from pkg import name``: name is a submodule or an attribute of pkg
+            named.update(f"{base}.{alias.name}" for alias in node.names if alias.name != "*")
+    modules = set()
+    for name in named:
+        if name == PACKAGE or name.startswith(PACKAGE + "."):
+            modules.update(m for m in _with_parents(name) if module_file(m, root))
+    return modules
+
+
+@lru_cache(maxsize=None)
+def _direct_dependencies(path: Path, mtime_ns: int, root: Path) -> frozenset[Path]:
+    """The library files ``path`` imports itself (cached until the file changes)."""
+    return frozenset(module_file(module, root) for module in _imported_modules(path, root))
+
+
+def import_closure(path: str | Path, root: Path = SOURCE_ROOT) -> list[Path]:
+    """``path`` and every library file it imports, directly or not, sorted."""
+    root = root.resolve()
+    pending, seen = [Path(path).resolve()], set()
+    while pending:  # a worklist, since modules may import each other in a cycle
+        current = pending.pop()
+        if current not in seen:
+            seen.add(current)
+            pending.extend(_direct_dependencies(current, current.stat().st_mtime_ns, root))
+    return sorted(seen)
+
+
+def module_closure(module: str, root: Path = SOURCE_ROOT) -> list[Path]:
+    """The import closure of a dotted module name (its parent packages included)."""
+    files = {module_file(m, root) for m in _with_parents(module)} - {None}
+    if module_file(module, root) is None:
+        raise ValueError(f"no module {module!r} under {root}")
+    return sorted({f for file in files for f in import_closure(file, root)})

@@ -1,0 +1,2 @@
+"""The runs of Stefani Karp's thesis, one file per run: one module per chapter, appendix figures
+and tables with their chapter (A with chapter 2, B with chapter 3, C with chapter 5)."""

@@ -1,0 +1,2 @@
+"""Figures for Thomas George's PhD thesis (2023), one module per chapter (from run records and analysis, never
+training). Appendix figures live with their chapter: A in ch4, C in ch5, B in ch6."""

@@ -1,0 +1,136 @@
+"""Thomas George, PhD thesis (Université de Montréal, 2023): every figure, in the thesis numbering.
+
+The thesis has 47 figures and no tables. Its captions restart per chapter ("Figure 3." inside
+chapter 4 is Fig 4.3), and its extracted List of Figures misses 16 of them, so this list follows the
+captions in the body. Appendix figures sit with their chapter in the code: A with chapter 4, B with
+chapter 6, C with chapter 5.
+"""
+
+from .entries import NOT_BUILT, Entry
+
+TITLE = ("Thomas George (PhD thesis, 2023): Deep networks training and generalization, insights "
+         "from linearization")
+
+DRAWINGS = "linearlens.figures.george_thesis"
+
+# Which issue builds each group of data figures.
+CURVATURE = "issue 26 (Fisher representations, KFAC/EKFAC)"
+EKFAC_TRAINING = "issue 27 (training with KFAC/EKFAC)"
+LAZY_VS_HASTY = "issue 24 (lazy vs hasty)"
+NTK_ALIGNMENT = "issue 23 (NTK alignment)"
+
+
+def drawing(figure_id: str, title: str, section: str, note: str) -> Entry:
+    """An illustrative figure drawn by ``draw_<id>`` in the chapter's figure module."""
+    chapter = figure_id.split("_")[1]
+    return Entry(figure_id, title, section, note=note, plot=f"{DRAWINGS}.ch{chapter}:draw_{figure_id}")
+
+
+def data_figure(figure_id: str, title: str, section: str, issue: str, remark: str = "") -> Entry:
+    note = f"{issue}; {remark}" if remark else issue
+    return Entry(figure_id, title, section, status=NOT_BUILT, note=note)
+
+
+ENTRIES = [
+    # Chapter 2: background
+    data_figure("fig_2_1", "Four normal distributions equally far apart in (μ, σ²) but not as distributions: "
+                "parameter plane, pdfs with 95% intervals", "Chapter 2", CURVATURE, "analytic, no training"),
+    drawing("fig_2_2", "Tangent spaces, and different learning paths in the function manifold (a drawing)",
+            "Chapter 2", "drawn from the caption and §2.4; the original's geometry is not in the text"),
+    # Chapter 3: NNGeometry
+    drawing("fig_3_1", "One NNGeometry listing computes vᵀFv for a KFAC and a dense FIM (code listing, drawn)",
+            "Chapter 3", "the listing typeset as text; a doctest that keeps it true belongs to issue 26"),
+    drawing("fig_3_2", "NNGeometry's main components: abstract objects, concrete representations, generators "
+            "(a drawing)", "Chapter 3", "laid out from §3.3.2; the original's layout is not in the text"),
+    data_figure("fig_3_3", "Solve quality of diagonal, quasi-diagonal, KFAC and EKFAC FIMs against λ: residual "
+                "and cos(v, v′), ResNet50 on Tiny ImageNet over training", "Chapter 3", CURVATURE),
+    data_figure("fig_3_4", "Fv against F_approx·v: residual and cosine per FIM approximation and checkpoint",
+                "Chapter 3", CURVATURE),
+    data_figure("fig_3_5", "Relative error of vᵀF_approx·v against vᵀFv per FIM approximation and checkpoint",
+                "Chapter 3", CURVATURE, "the caption's 'higher is better' is wrong: lower is better"),
+    data_figure("fig_3_6", "Relative error of the trace of each FIM approximation", "Chapter 3", CURVATURE),
+    data_figure("fig_3_7", "NTK Gram of two classes and its kernel PCA over training: intra-class blocks and "
+                "separability emerge", "Chapter 3", CURVATURE),
+    # Chapter 4: EKFAC (appendix A below)
+    drawing("fig_4_1", "Cartoon of the rescaling done by exact-FIM, diagonal, KFAC and EKFAC preconditioning "
+            "(a drawing)", "Chapter 4", "drawn from the caption on a chosen 2-D covariance"),
+    data_figure("fig_4_2", "Gradient correlations in the parameter basis vs the KFE, and KFAC vs EKFAC error "
+                "against the exact Fisher over iterations (MNIST MLP)", "Chapter 4", CURVATURE),
+    data_figure("fig_4_3", "MNIST deep auto-encoder: training loss per epoch and per second, validation, "
+                "sensitivity to η and ε", "Chapter 4", EKFAC_TRAINING),
+    data_figure("fig_4_4", "Auto-encoder: recomputation frequency of KFAC/EKFAC, and spectrum distance to the "
+                "empirical Fisher", "Chapter 4", EKFAC_TRAINING),
+    data_figure("fig_4_5", "VGG11 on CIFAR-10: EKFAC, EKFAC-ra, KFAC, SGD; loss per epoch and per second, "
+                "validation error", "Chapter 4", EKFAC_TRAINING),
+    data_figure("fig_4_6", "ResNet34 without BatchNorm on CIFAR-10: EKFAC-ra, KFAC, SGD+BN; loss per epoch and "
+                "per second, validation error", "Chapter 4", EKFAC_TRAINING),
+    # Chapter 5: lazy vs hasty (appendix C below)
+    data_figure("fig_5_1", "Yin-yang toy: training loss of 100 non-linear and linearised runs, and Δloss maps at "
+                "three loss thresholds", "Chapter 5", LAZY_VS_HASTY),
+    data_figure("fig_5_2", "ResNet18 on CIFAR-10, α = 1 vs α = 100: loss per C-score group, clean vs "
+                "noisy-label loss, linearity metrics", "Chapter 5", LAZY_VS_HASTY),
+    data_figure("fig_5_3", "Spurious correlations on CelebA and Waterbirds: accuracy with and without the "
+                "spurious feature, linear vs non-linear runs", "Chapter 5", LAZY_VS_HASTY),
+    data_figure("fig_5_4", "Quadratic model in closed form: learning order flipped, clean labels first, spurious "
+                "feature first", "Chapter 5", LAZY_VS_HASTY, "analytic, no training"),
+    # Chapter 6: NTK alignment (appendix B below)
+    data_figure("fig_6_1", "Eigenfunctions of the tangent kernel on the 2-D disk task over training",
+                "Chapter 6", NTK_ALIGNMENT),
+    data_figure("fig_6_2", "VGG19 on CIFAR-10 with random labels: tangent-kernel spectrum, effective rank and "
+                "trace ratios over training", "Chapter 6", NTK_ALIGNMENT),
+    data_figure("fig_6_3", "Same runs: CKA of the tangent kernel with the class labels, whole kernel and per "
+                "layer", "Chapter 6", NTK_ALIGNMENT),
+    data_figure("fig_6_4", "Alignment on easy vs difficult examples: MNIST plus random-label MNIST or KMNIST",
+                "Chapter 6", NTK_ALIGNMENT),
+    data_figure("fig_6_5", "SuperNat: its algorithm box, and test error of SuperNat vs gradient descent on noisy "
+                "linear regression", "Chapter 6", NTK_ALIGNMENT,
+                "the left half is an algorithm box (SuperNat's steps), drawn beside the curves"),
+    data_figure("fig_6_6", "Complexity measures against the generalisation gap over width, label corruption and "
+                "VGG19 channels", "Chapter 6", NTK_ALIGNMENT),
+    # Appendix A: EKFAC supplementary
+    data_figure("fig_A_1", "VGG11 on CIFAR-10: KFAC vs EKFAC training loss per epoch for several batch sizes",
+                "Appendix A", EKFAC_TRAINING),
+    data_figure("fig_A_2", "VGG11 on CIFAR-10: training loss per iteration and per second for several batch sizes",
+                "Appendix A", EKFAC_TRAINING),
+    data_figure("fig_A_3", "ResNet34 on CIFAR-10: KFAC vs EKFAC for several batch sizes", "Appendix A",
+                EKFAC_TRAINING),
+    data_figure("fig_A_4", "VGG11 on CIFAR-10 with a learning-rate schedule: loss per epoch and per second",
+                "Appendix A", EKFAC_TRAINING),
+    data_figure("fig_A_5", "ResNet34 on CIFAR-10 with a learning-rate schedule: loss per epoch and per second",
+                "Appendix A", EKFAC_TRAINING),
+    # Appendix B: NTK alignment supplementary
+    data_figure("fig_B_1", "VGG11 on CIFAR-10: output change along the top-50 right singular vectors of the "
+                "Jacobian vs 50 random directions", "Appendix B", NTK_ALIGNMENT),
+    data_figure("fig_B_2", "Tangent kernel of a random MLP on 1-D data: Fourier content of the eigenvectors, "
+                "three eigenvectors, eigenvalue decay", "Appendix B", NTK_ALIGNMENT),
+    data_figure("fig_B_3", "Random RBF features: spread of minimum-norm interpolators, and test loss against the "
+                "A = Id and optimised-A bounds", "Appendix B", NTK_ALIGNMENT),
+    data_figure("fig_B_4", "The disk dataset: 500 training points and the 50×50 test grid", "Appendix B",
+                NTK_ALIGNMENT, "a data picture from the Fig 6.1 generator"),
+    data_figure("fig_B_5", "Centred alignment (CKA) with the labels on test data: MLP on MNIST, VGG19 and "
+                "ResNet18 on CIFAR-10", "Appendix B", NTK_ALIGNMENT),
+    data_figure("fig_B_6", "As Fig B.5 with uncentred kernel alignment", "Appendix B", NTK_ALIGNMENT),
+    data_figure("fig_B_7", "Effect of depth on easy vs difficult alignment, MNIST with random-label examples, "
+                "several seeds", "Appendix B", NTK_ALIGNMENT),
+    data_figure("fig_B_8", "As Fig 6.2 with learning rate 0.003: spectrum, effective rank and trace ratios",
+                "Appendix B", NTK_ALIGNMENT),
+    # Appendix C: lazy vs hasty supplementary
+    data_figure("fig_C_1", "As Fig 5.2 (noisy labels) with α = 1 and learning rates from 0.01 to 1e-6: the "
+                "learning rate is not α", "Appendix C", LAZY_VS_HASTY),
+    data_figure("fig_C_2", "As Fig 5.2 with other seeds (initialisation and batch order)", "Appendix C",
+                LAZY_VS_HASTY),
+    data_figure("fig_C_3", "As Fig 5.2 with VGG11: noisy-label experiment", "Appendix C", LAZY_VS_HASTY,
+                "caption identical to C.4; §C.6 says C.3 is the noisy-label one"),
+    data_figure("fig_C_4", "As Fig 5.2 with VGG11: C-score experiment", "Appendix C", LAZY_VS_HASTY,
+                "caption identical to C.3; §C.6 says C.4 is the C-score one"),
+    data_figure("fig_C_5", "As Fig 5.2: non-linear minus linear loss per C-score group", "Appendix C",
+                LAZY_VS_HASTY),
+    data_figure("fig_C_6", "Accuracy version of Fig 5.2: noisy-label memorisation and accuracy per C-score group",
+                "Appendix C", LAZY_VS_HASTY),
+    data_figure("fig_C_7", "As Fig 5.3 (spurious correlations) with other seeds", "Appendix C", LAZY_VS_HASTY,
+                "caption identical to C.8; which dataset is not stated (spec default: CelebA)"),
+    data_figure("fig_C_8", "As Fig 5.3 (spurious correlations) with other seeds", "Appendix C", LAZY_VS_HASTY,
+                "caption identical to C.7; which dataset is not stated (spec default: Waterbirds)"),
+    data_figure("fig_C_9", "Unconstrained 2-layer MLP on the three analytical datasets: per-group curves as in "
+                "Fig 5.4", "Appendix C", LAZY_VS_HASTY),
+]

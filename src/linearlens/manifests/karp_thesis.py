@@ -1,0 +1,107 @@
+"""Stefani Karp, PhD thesis (CMU-ML-24-111, 2024): 29 figures and 7 tables over chapters 2-5 and
+appendices A-C, in the thesis's own numbering. Appendix A belongs to chapter 2, B to chapter 3 and
+C to chapter 5; chapters 1 and 6 have none."""
+
+from .entries import BUILT, ILLUSTRATIVE, NOT_BUILT, Entry
+
+TITLE = "Stefani Karp (PhD thesis, 2024): Adapting to structure and using structure to adapt"
+
+# The issue that builds each part; the note of every entry not built yet names it.
+STABILITY = "issue 25 (stability of SGD)"
+LOCAL_SIGNAL = "issue 28 (local signal adaptivity)"
+DECISION_LISTS = "issue 28 (the transformer on decision lists)"
+GROWING = "issue 29 (growing language models)"
+
+
+def _todo(entry_id: str, title: str, section: str, issue: str, detail: str = "") -> Entry:
+    """A data figure or table whose experiments have not landed yet."""
+    note = f"{issue}: {detail}" if detail else issue
+    return Entry(entry_id, title, section, NOT_BUILT, note)
+
+
+def _all_trials(config: str, iteration: str, rows: str) -> str:
+    return f"All three trials of configuration {config} at iteration {iteration}: {rows} against m"
+
+
+CE_GAP_AND_STABILITY = "cross-entropy gap and stability"
+GAPS_AND_STABILITY = "0-1 gap, cross-entropy gap and stability"
+
+FIGURES = [
+    _todo("fig_2_1", "Logistic regression on binary MNIST: logistic gap, logistic stability, parameter "
+          "distance and 0-1 gap against m", "Chapter 2", STABILITY),
+    _todo("fig_2_2", "ResNet-20 configurations 1a, 2a, 2b: 0-1 gap, cross-entropy gap and cross-entropy "
+          "stability against m", "Chapter 2", STABILITY),
+    _todo("fig_2_3", "‖A(S) − A(S′)‖₂ at t = 100,000 against m for the three network configurations",
+          "Chapter 2", STABILITY),
+    _todo("fig_2_4", "Linear mode connectivity at t = 100,000: train and test accuracy along "
+          "αW_S + (1 − α)W_S′, m = 15,000 (a) and 50,000 (b)", "Chapter 2", STABILITY),
+    Entry("fig_3_1", "ImageNet photos (bicycle, canoe, school bus, balloon) whose label-determining "
+          "object is one part of a large background", "Chapter 3", ILLUSTRATIVE,
+          "four ImageNet-2012 photographs: not redistributable, and no data of ours to draw them from"),
+    _todo("fig_3_2", "Sparsity of intermediate WRN layers during training on CIFAR-10: average "
+          "percentage of active neurons per epoch", "Chapter 3", LOCAL_SIGNAL),
+    _todo("fig_3_3", "The LSA model on synthetic data: b and w·w*, the ratio b/(w·w*) and test "
+          "accuracy against the SGD step", "Chapter 3", LOCAL_SIGNAL),
+    _todo("fig_3_4", "WRN against its NTK: test accuracy as the background noise grows, in four "
+          "image settings", "Chapter 3", LOCAL_SIGNAL),
+    _todo("fig_3_5", "Example images of CIFAR-VEHICLES and of CIFAR-10 on ImageNet noise, background "
+          "scaled to 0.75", "Chapter 3", LOCAL_SIGNAL,
+          "drawn from the noisy-image dataset generators, no training"),
+    _todo("fig_4_1", "Matrix V after one gradient step under uniform attention (L = 200, n = 25, "
+          "η = L²): the permutation structure appears", "Chapter 4", DECISION_LISTS),
+    Entry("fig_5_1", "Growth operators: k layers grown into 2k; interleaving (b = 1) and single-block "
+          "copying (b = 3) of a 6-layer net (a drawing)", "Chapter 5", BUILT,
+          "drawn from the caption and the examples of Sec 5.2.1; the random-initialisation "
+          "variants are left out, as in the thesis",
+          plot="linearlens.figures.karp_thesis.ch5:draw_fig_5_1"),
+    _todo("fig_5_2", "BERT grown 12 → 16 layers, 30 operators: validation loss at 600K against the "
+          "loss at growth (left) and at 505K (right)", "Chapter 5", GROWING),
+    _todo("fig_5_3", "BERT growth, steps 500,000-500,200: Spearman heatmap, correlation with the final "
+          "loss, Recall@k and relative regret", "Chapter 5", GROWING),
+    _todo("fig_5_4", "UL2 growth, steps 300,000-302,000: Spearman heatmap and correlation with the "
+          "final loss", "Chapter 5", GROWING),
+    _todo("fig_A_1", "Configuration 1a, 20 samples per m over a wider range of m at 50,000 and 150,000 "
+          "iterations, linear and log-log axes", "Appendix A", STABILITY),
+    _todo("fig_A_2", _all_trials("1a (SVHN)", "100,000", GAPS_AND_STABILITY), "Appendix A", STABILITY),
+    _todo("fig_A_3", _all_trials("2a (CIFAR-10, no momentum)", "100,000", GAPS_AND_STABILITY),
+          "Appendix A", STABILITY),
+    _todo("fig_A_4", _all_trials("2b (CIFAR-10, momentum 0.9)", "100,000", GAPS_AND_STABILITY),
+          "Appendix A", STABILITY),
+    _todo("fig_A_5", _all_trials("1a", "50,000", CE_GAP_AND_STABILITY), "Appendix A", STABILITY),
+    _todo("fig_A_6", _all_trials("2a", "50,000", CE_GAP_AND_STABILITY), "Appendix A", STABILITY),
+    _todo("fig_A_7", _all_trials("2b", "50,000", CE_GAP_AND_STABILITY), "Appendix A", STABILITY),
+    _todo("fig_A_8", _all_trials("1a", "150,000", CE_GAP_AND_STABILITY), "Appendix A", STABILITY),
+    _todo("fig_A_9", _all_trials("2a", "150,000", CE_GAP_AND_STABILITY), "Appendix A", STABILITY),
+    _todo("fig_A_10", _all_trials("2b", "150,000", CE_GAP_AND_STABILITY), "Appendix A", STABILITY),
+    _todo("fig_A_11", "‖A(S) − A(S′)‖₂ at t = 100,000 against m, every configuration and trial",
+          "Appendix A", STABILITY),
+    _todo("fig_A_12", "‖A(S)‖₂ at t = 100,000 against m, every configuration and trial",
+          "Appendix A", STABILITY),
+    _todo("fig_A_13", "Distance ‖A(S) − A(S′)‖₂ normalised by the mean parameter norm at t = 100,000, "
+          "every configuration and trial", "Appendix A", STABILITY),
+    _todo("fig_A_14", "Linear mode connectivity in further trials, configuration 1a (SVHN)",
+          "Appendix A", STABILITY),
+    _todo("fig_A_15", "Linear mode connectivity in further trials, configuration 2a (CIFAR-10, no "
+          "momentum)", "Appendix A", STABILITY),
+]
+
+TABLES = [
+    _todo("table_2_1", "The three ResNet-20 configurations: dataset, learning rate schedule, batch "
+          "size, momentum", "Chapter 2", STABILITY,
+          "a configuration table (no data), emitted from the config"),
+    _todo("table_3_1", "Percentage of the zero-noise test accuracy the WRN and its NTK retain at the "
+          "maximum noise level, four image settings", "Chapter 3", LOCAL_SIGNAL),
+    _todo("table_5_1", "BERT 12 → 16: LAG@200 against the oracle, LAG@0 and stacking on top: final "
+          "validation loss, regret, relative regret", "Chapter 5", GROWING),
+    _todo("table_5_2", "UL2 12 → 16: LAG@2000 against the oracle, LAG@0 and stacking on top: final "
+          "validation loss, regret, relative regret", "Chapter 5", GROWING),
+    _todo("table_B_1", "Test accuracy of WRN and NTK on CIFAR-2 with Gaussian noise: three placements, "
+          "two image sizes, four noise levels", "Appendix B", LOCAL_SIGNAL),
+    _todo("table_C_1", "UL2 12 → 16: one-shot TyDi QA, TriviaQA and LAMBADA scores of LAG@2000 against "
+          "the other strategies", "Appendix C", GROWING,
+          "needs the three QA sets and a one-shot evaluation harness; no offline proxy"),
+    _todo("table_C_2", "BERT-LARGE: final validation loss of adaptive stacking against last stacking",
+          "Appendix C", GROWING),
+]
+
+ENTRIES = FIGURES + TABLES

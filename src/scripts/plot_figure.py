@@ -1,0 +1,21 @@
+"""Rules generated from the manifests (rules/manifests.smk): draw or plot one figure with the
+function its manifest entry names."""
+
+import importlib
+import json
+
+from linearlens.data.prepared import data_label
+from linearlens.manifests.jobs import FigureJob
+from linearlens.workflow import logged_job
+
+with logged_job(snakemake) as log:
+    module, function = snakemake.params.plot.split(":")
+    plot = getattr(importlib.import_module(module), function)
+    inputs = {name: list(snakemake.input[name]) for name in snakemake.params.input_names}
+    if not inputs:  # a drawing
+        plot(snakemake.output[0])
+    else:
+        labels = (data_label(json.loads(open(path).read())) for path in inputs.get("provenance", []))
+        plot(FigureJob(inputs, snakemake.params.spec, snakemake.output[0], snakemake.params.caption,
+                       "; ".join(dict.fromkeys(labels)), log))
+    log.info("%s by %s", snakemake.output[0], snakemake.params.plot)

@@ -1,0 +1,79 @@
+"""A job's code inputs (the import closure of its script, read from the source) against what Python
+really imports when it runs the script's imports, and parameters in a canonical form."""
+
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from linearlens.canonical import canonical
+from linearlens.code_inputs import import_closure, module_closure
+from linearlens.models.names import model_module, named_models, zoo_modules
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+SCRIPTS = sorted((SRC / "scripts").glob("*.py"))
+
+
+def imported_library_files(script: Path) -> set[Path]:
+    """The library files loaded when the script's import statements run (in a fresh interpreter)."""
+    probe = ("import ast, sys\n"
+             f"tree = ast.parse(open({str(script)!r}).read())\n"
+             "exec(compile(ast.Module([n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))], []),"
+             " 'imports', 'exec'))\n"
+             "print('\\n'.join(m.__file__ for name, m in sys.modules.items()"
+             " if name.split('.')[0] == 'linearlens' and getattr(m, '__file__', None)))\n")
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=SRC, check=True)
+    return {Path(line).resolve() for line in result.stdout.split()}
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda path: path.stem)
+def test_the_closure_holds_every_module_the_script_imports(script):
+    """Every module Python loads for the script is in its closure; the closure may hold more only
+    through imports that run later (inside functions), never unrelated modules."""
+    closure = set(import_closure(script))
+    loaded = imported_library_files(script)
+    assert loaded <= closure, sorted(map(str, loaded - closure))
+    assert script.resolve() in closure
+
+
+def test_package_inits_stay_thin_so_closures_stay_small():
+    """Importing one module of a package does not pull in its siblings."""
+    closure = {path.relative_to(SRC).as_posix() for path in module_closure("linearlens.kernels.trees")}
+    assert closure == {"linearlens/__init__.py", "linearlens/kernels/__init__.py", "linearlens/kernels/trees.py"}
+
+
+def test_relative_and_from_package_imports_are_followed(tmp_path):
+    package = tmp_path / "linearlens"
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "sub" / "__init__.py").write_text("")
+    (package / "sub" / "a.py").write_text("from . import b\nfrom ..c import thing\n")
+    (package / "sub" / "b.py").write_text("def later():\n    from linearlens.sub import d\n")
+    (package / "sub" / "d.py").write_text("import linearlens.sub.a\n")  # a cycle back to a
+    (package / "c.py").write_text("thing = 1\n")
+    (package / "unused.py").write_text("")
+    names = {path.relative_to(tmp_path).as_posix() for path in import_closure(package / "sub" / "a.py", tmp_path)}
+    assert names == {"linearlens/__init__.py", "linearlens/sub/__init__.py", "linearlens/sub/a.py",
+                     "linearlens/sub/b.py", "linearlens/sub/d.py", "linearlens/c.py"}
+
+
+def test_the_zoo_finds_each_model_in_its_own_module():
+    modules = zoo_modules()
+    assert modules["mlp"] == "mlp" and modules["resnet18"] == "resnet" and modules["polynomial_net"] == "polynomial"
+    assert model_module("lenet") == "linearlens.models.lenet"
+    with pytest.raises(ValueError, match="the zoo has"):
+        model_module("no_such_model")
+    run = {"model": {"name": "mlp"}, "teacher": {"model": {"name": "lenet", "channels": 4}}, "models": ["x"]}
+    assert named_models(run) == {"mlp", "lenet"}
+
+
+def test_canonical_params_ignore_key_order_but_keep_it_for_iteration():
+    first = canonical({"b": {"y": 1, "x": [2, {"q": 3, "p": 4}]}, "a": 0})
+    second = canonical({"a": 0, "b": {"x": [2, {"p": 4, "q": 3}], "y": 1}})
+    assert repr(first) == repr(second)  # what Snakemake compares
+    assert list(first) == ["b", "a"] and first == second
+    assert repr(canonical({"a": 1})) != repr(canonical({"a": 2}))
+    restored = pickle.loads(pickle.dumps(first))  # how a job receives its params
+    assert restored == first and list(restored) == ["b", "a"]
