@@ -54,6 +54,7 @@ for document in PAPERS:
                 entry.path(document),
             params:
                 plot=entry.plot,
+                figure=entry.id,
                 input_names=list(entry_inputs),
                 spec=canonical(entry.params(config.get(document, {}))),
                 caption=entry.caption,

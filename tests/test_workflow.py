@@ -149,9 +149,9 @@ def test_smoke_run_builds_everything_and_resumes(tmp_path):
     assert kept.stat().st_mtime_ns == kept_mtime
 
 
-def planned_rules(workdir, *args):
-    """{rule: jobs} a dry run of the smoke config plans in ``workdir`` (empty: nothing to do)."""
-    result = snakemake(workdir, "-n", "--configfile", "config/smoke.yaml", *args)
+def planned_rules(workdir, *targets, configfile="config/smoke.yaml"):
+    """{rule: jobs} a dry run plans in ``workdir`` (empty: nothing to do)."""
+    result = snakemake(workdir, *targets, "-n", "--configfile", configfile)
     assert result.returncode == 0, result.stderr[-3000:]
     output = result.stdout + result.stderr
     return {} if "Nothing to be done" in output else job_counts(output)
@@ -162,7 +162,7 @@ def check_reruns_follow_the_science(workdir):
     # The config written back with sorted keys (what a YAML tool does): same content, nothing to do.
     smoke = yaml.safe_load((workdir / "config" / "smoke.yaml").read_text())
     (workdir / "sorted.yaml").write_text(yaml.safe_dump(smoke, sort_keys=True))
-    assert planned_rules(workdir, "sorted.yaml") == {}
+    assert planned_rules(workdir, configfile="sorted.yaml") == {}
 
     # A new module in the model zoo, the experiments or the data layer: nothing imports it yet.
     new_modules = [workdir / "src" / "linearlens" / package / "added_by_a_user.py"
@@ -177,7 +177,7 @@ def check_reruns_follow_the_science(workdir):
     widened = yaml.safe_load((workdir / "config" / "smoke.yaml").read_text())
     widened["telescoping"]["double_descent"]["mnist_noisy"]["widths"].append(5)
     (workdir / "widened.yaml").write_text(yaml.safe_dump(widened, sort_keys=False))
-    assert planned_rules(workdir, "widened.yaml") == {
+    assert planned_rules(workdir, configfile="widened.yaml") == {
         "telescoping_smoother_run": 1, "telescoping_plot_fig_9": 1, "telescoping_claims": 1,
         "report": 1, "all": 1}
 

@@ -16,6 +16,7 @@ with logged_job(snakemake) as log:
         plot(snakemake.output[0])
     else:
         labels = (data_label(json.loads(open(path).read())) for path in inputs.get("provenance", []))
-        plot(FigureJob(inputs, snakemake.params.spec, snakemake.output[0], snakemake.params.caption,
-                       "; ".join(dict.fromkeys(labels)), log))
+        data_source = "; ".join(dict.fromkeys(labels))
+        plot(FigureJob(snakemake.params.figure, inputs, snakemake.params.spec, snakemake.output[0],
+                       snakemake.params.caption, data_source, log))
     log.info("%s by %s", snakemake.output[0], snakemake.params.plot)

@@ -397,29 +397,17 @@ def _training_runs(job: FigureJob) -> tuple[dict[str, pd.DataFrame], str | None]
     return dict(tuple(runs.groupby("experiment"))), deviations
 
 
-def fig_2(job: FigureJob) -> None:
+# Each training figure's plot, and the experiments it draws in the plot's argument order.
+TRAINING_PLOTS = {"fig_2": (plot_k_sweeps, ("full_batch", "mini_batch")), "fig_3": (plot_augmented, ("augmented",)),
+                  "fig_4": (plot_resnets, ("resnet_no_bn", "resnet_bn")),
+                  "fig_5": (plot_data_scaling, ("data_scaling",)), "fig_8": (plot_adam, ("adam",))}
+
+
+def training_figure(job: FigureJob) -> None:
+    """Figs 2, 3, 4, 5, 8 from the runs of their experiments."""
+    plot, experiments = TRAINING_PLOTS[job.figure]
     runs, deviations = _training_runs(job)
-    plot_k_sweeps(runs["full_batch"], runs["mini_batch"], job.png_path, job.data_source, deviations)
-
-
-def fig_3(job: FigureJob) -> None:
-    runs, deviations = _training_runs(job)
-    plot_augmented(runs["augmented"], job.png_path, job.data_source, deviations)
-
-
-def fig_4(job: FigureJob) -> None:
-    runs, deviations = _training_runs(job)
-    plot_resnets(runs["resnet_no_bn"], runs["resnet_bn"], job.png_path, job.data_source, deviations)
-
-
-def fig_5(job: FigureJob) -> None:
-    runs, deviations = _training_runs(job)
-    plot_data_scaling(runs["data_scaling"], job.png_path, job.data_source, deviations)
-
-
-def fig_8(job: FigureJob) -> None:
-    runs, deviations = _training_runs(job)
-    plot_adam(runs["adam"], job.png_path, job.data_source, deviations)
+    plot(*(runs[experiment] for experiment in experiments), job.png_path, job.data_source, deviations)
 
 
 def fig_6(job: FigureJob) -> None:

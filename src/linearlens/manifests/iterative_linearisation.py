@@ -53,7 +53,7 @@ def provenance(config, experiments) -> list[str]:
 # --- what each figure reads ---------------------------------------------------------------------
 
 def _training(figure_id, title, experiments, note):
-    return Entry(figure_id, title, note=note, plot=f"{FIGURES}:{figure_id}",
+    return Entry(figure_id, title, note=note, plot=f"{FIGURES}:training_figure",
                  inputs=lambda config: {"runs": run_files(config, experiments),
                                         "provenance": provenance(config, experiments)},
                  params=lambda config: {e: config["experiments"][e] for e in experiments},

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 @dataclass
 class FigureJob:
+    figure: str  # the manifest entry's id, e.g. fig_2
     inputs: dict[str, list[str]]  # the manifest entry's inputs: runs, "provenance", ...
     params: object  # the entry's slice of the document's config
     png_path: str  # save_figure writes the PDF and the JSON sidecar beside it

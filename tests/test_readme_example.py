@@ -1,0 +1,58 @@
+"""The README's "Add your own experiment" worked example, applied as written to a copy of the
+workflow: the new figure builds on the smoke config from a generated rule, and its claim checks."""
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+from test_workflow import ROOT, planned_rules, snakemake, workflow_copy
+
+pytestmark = pytest.mark.workflow
+
+
+def readme_blocks() -> dict[str, str]:
+    """{path: code} of the section's Python blocks whose first line reads '# <path> (append)'."""
+    section = (ROOT / "README.md").read_text().split("## Add your own experiment", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```python\n# (\S+) \(append\)\n(.*?)```", section, re.DOTALL)
+    return dict(blocks)
+
+
+def test_the_readme_names_at_most_four_places_and_its_example_builds(tmp_path):
+    section = (ROOT / "README.md").read_text().split("## Add your own experiment", 1)[1].split("\n## ", 1)[0]
+    places = re.findall(r"^(\d)\. \*\*", section, re.MULTILINE)
+    assert places == ["1", "2", "3", "4"]
+    blocks = readme_blocks()
+    assert set(blocks) == {"src/linearlens/figures/telescoping.py", "src/linearlens/claims/telescoping.py",
+                           "src/linearlens/manifests/telescoping.py"}
+
+    workdir = workflow_copy(tmp_path)
+    for path, code in blocks.items():
+        with open(workdir / path, "a") as module:
+            module.write("\n\n" + code)
+    figure = "results/telescoping/figures/fig_15.png"
+    planned = planned_rules(workdir, figure)
+    assert planned.get("telescoping_plot_fig_15") == 1
+    assert set(planned) <= {"telescoping_plot_fig_15", "telescoping_approximation_run", "prepare_dataset"}, planned
+
+    result = snakemake(workdir, figure, "--cores", "2", "--configfile", "config/smoke.yaml")
+    assert result.returncode == 0, result.stderr[-3000:]
+    sidecar = json.loads((workdir / figure).with_suffix(".json").read_text())
+    assert sidecar["caption"].startswith("Final test accuracy") and "digits" in sidecar["data_source"]
+
+    claim = ("import glob\n"
+             "from linearlens.claims.telescoping import accuracy_by_learning_rate_claims\n"
+             "from linearlens.manifests.jobs import ClaimsJob\n"
+             "runs = sorted(glob.glob('results/telescoping/runs/approximation/*/*/*.csv'))\n"
+             "[check] = accuracy_by_learning_rate_claims(ClaimsJob({'runs': runs}, None))\n"
+             "print(check.claim_id, check.figure, isinstance(check.passed, bool), check.measured)\n")
+    checked = subprocess.run([sys.executable, "-c", claim], cwd=workdir, capture_output=True, text=True,
+                             env={"PYTHONPATH": str(workdir / "src")})
+    assert checked.returncode == 0, checked.stderr
+    claim_id, figure_id, verdict, measured = checked.stdout.split()
+    assert (claim_id, figure_id, verdict) == ("X1", "fig_15", "True") and 0 <= float(measured) <= 1
+
+    # The claims rule now runs the new claim set too (its params and code changed).
+    assert "telescoping_claims" in planned_rules(workdir, "results/telescoping/claims.json")
