@@ -18,7 +18,7 @@ from linearlens.canonical import canonical
 from linearlens.code_inputs import import_closure, module_closure
 from linearlens.config import validate_config
 from linearlens.models.names import model_module, named_models
-from linearlens.data.registry import OPENML_MARKER, RAW_DIR, SOURCES, raw_paths
+from linearlens.data.registry import OPENML_MARKER, RAW_DIR, SOURCES, get_source, raw_paths
 from linearlens.train.runtime import HEAP_ENVIRONMENT
 
 # Jobs keep freed heap blocks instead of page-faulting them back every step (see HEAP_ENVIRONMENT);
@@ -77,6 +77,14 @@ def script_code(script, *specs):
     files = set(import_closure(SRC / "scripts" / script))
     for name in sorted(named_models(list(specs))):
         files.update(module_closure(model_module(name)))
+    return sorted(os.path.relpath(path) for path in files)
+
+
+def source_code(source):
+    """Code inputs of a dataset's preparation: the script's closure and its source's reader."""
+    files = set(import_closure(SRC / "scripts" / "prepare_dataset.py"))
+    reader = get_source(source).reader_module
+    files.update(module_closure(reader) if reader else [])
     return sorted(os.path.relpath(path) for path in files)
 
 

@@ -33,12 +33,13 @@ rule fetch_openml:
 rule prepare_dataset:
     input:
         raw=lambda w: raw_inputs(w.name),
-        code=script_code("prepare_dataset.py"),
+        code=lambda w: source_code(DATASETS[w.name]["source"]),
     output:
         arrays="results/data/{name}.npz",
         provenance="results/data/{name}.json",
     params:
         spec=lambda w: canonical(DATASETS[w.name]),
+        source=lambda w: canonical(get_source(DATASETS[w.name]["source"]).record()),
     log:
         "results/logs/prepare_dataset/{name}.log",
     benchmark:

@@ -1,12 +1,12 @@
 # The HTML report (results/report/index.html): a summary of the run, then every figure and table
 # the four documents list, in their order: built ones with caption, data provenance and claim
 # verdicts, the others with why they are not built. `snakemake --report` collects the same page.
-from linearlens.report import config_digest, document_inventory, document_manifest
+from linearlens.report import config_digest, document_inventory
 
 # Per document, in report order: its title and every manifest entry with the status this
 # configuration gives it (built, not configured at this scale, not built yet, illustrative).
 REPORT_DOCUMENTS = [
-    document_inventory(document, *document_manifest(document, PAPERS[document]),
+    document_inventory(document, MANIFESTS[document].TITLE, MANIFESTS[document].ENTRIES,
                        FIGURES[document] + TABLES[document])
     for document in PAPERS
 ]

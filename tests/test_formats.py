@@ -31,6 +31,7 @@ from linearlens.data.idx import read_idx
 from linearlens.data.openml_source import load_openml
 from linearlens.data.prepare import prepare_dataset
 from linearlens.data.registry import IDX_FILES, RAW_DIR, SOURCES
+from linearlens.data.source import Source
 from linearlens.data.svhn import read_svhn_mat
 from linearlens.data.tinyimagenet import read_tinyimagenet_zip
 
@@ -109,9 +110,7 @@ def test_mnist_prepared_from_idx_files(mnist_raw, monkeypatch):
     # Published checksums cannot match fixture files; verify against the fixture's own md5s.
     files = tuple(dataclasses.replace(remote, checksum=md5_of(raw_dir / remote.filename))
                   for remote in SOURCES["mnist"].files)
-    monkeypatch.setitem(SOURCES, "mnist", dataclasses.replace(SOURCES["mnist"], files=files))
-
-    arrays, provenance = prepare_dataset(MNIST_SPEC)
+    arrays, provenance = prepare_dataset(MNIST_SPEC, dataclasses.replace(SOURCES["mnist"], files=files))
 
     x_train_raw, y_train_raw, x_test_raw, y_test_raw = mnist_raw
     for split, n, x_raw, y_raw in [("train", 4, x_train_raw, y_train_raw),
@@ -128,11 +127,18 @@ def test_mnist_prepared_from_idx_files(mnist_raw, monkeypatch):
         assert provenance["files"][remote.filename] == {"url": remote.url, "checksum": remote.checksum}
 
 
+def test_every_source_travels_to_its_job_as_a_record():
+    """A preparation job gets its source as plain data (its params) and rebuilds it exactly."""
+    for source in SOURCES.values():
+        assert Source.from_record(source.record()) == source
+        assert source.reader or source.openml_id is not None, source.name
+
+
 def test_mnist_checksum_mismatch_names_file_url_and_checksum(mnist_raw):
     # The real registry's checksums against the fixture files: the first file checked fails.
     first = SOURCES["mnist"].files_needed()[0]
     with pytest.raises(DatasetUnavailableError, match="Checksum mismatch") as error:
-        prepare_dataset(MNIST_SPEC)
+        prepare_dataset(MNIST_SPEC, SOURCES["mnist"])
     message = str(error.value)
     for part in (first.filename, first.url, first.checksum):
         assert part in message
@@ -327,7 +333,7 @@ def test_unknown_source_option_refused_before_openml_is_called(monkeypatch):
     monkeypatch.setattr(openml_source, "load_openml", must_not_run)
     source = next(name for name, s in SOURCES.items() if s.openml_id is not None)
     with pytest.raises(ValueError, match="takes no options"):
-        prepare_dataset({"source": source, "source_options": {"include_extra": True}})
+        prepare_dataset({"source": source, "source_options": {"include_extra": True}}, SOURCES[source])
 
 
 # --- CelebA and Waterbirds --------------------------------------------------------------------

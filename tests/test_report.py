@@ -21,7 +21,6 @@ from linearlens.report import (
     config_digest,
     describe_duration,
     document_inventory,
-    document_manifest,
     git_commit,
     invocation_start,
     latex_to_html,
@@ -74,10 +73,6 @@ def test_inventory_orders_chapters_before_appendices_and_shows_unlisted_targets(
     assert records[1]["note"] and records[1]["path"] == built[1]
 
 
-def test_a_manifest_not_written_yet_lists_nothing():
-    title, entries = document_manifest("telescoping", "fallback")
-    assert title.startswith("Jeffares") and entries[0].id == "fig_1"
-    assert document_manifest("a_thesis_in_progress", "Some thesis") == ("Some thesis", [])
 
 
 def test_inventory_and_config_digest_ignore_key_and_list_order():

@@ -6,6 +6,7 @@ import pytest
 from linearlens.data import transforms
 from linearlens.data.prepare import prepare_dataset
 from linearlens.data.prepared import data_label
+from linearlens.data.registry import get_source
 
 
 @pytest.mark.parametrize("rate", [0.0, 0.15, 0.2, 0.5, 1.0])
@@ -108,7 +109,7 @@ def test_standardise_uses_training_statistics_only():
 def test_data_label_names_what_preparation_kept_and_what_it_stands_in_for():
     spec = {"source": "digits", "classes": [3, 5], "downsample": [4, 4], "test_fraction": 0.45,
             "label_noise": 0.2, "n_train": 150, "standin_for": "MNIST 3 vs 5 at 8x8 with 20% label noise"}
-    arrays, provenance = prepare_dataset(spec)
+    arrays, provenance = prepare_dataset(spec, get_source("digits"))
     label = data_label(provenance)
     sizes = f"{len(arrays['y_train'])} train / {len(arrays['y_test'])} test"
     assert sizes.startswith("150 train")

@@ -173,6 +173,14 @@ def check_reruns_follow_the_science(workdir):
     for module in new_modules:
         module.unlink()
 
+    # A new data source registered (its reader module and its registry entry): nothing else reruns.
+    registry = workdir / "src" / "linearlens" / "data" / "registry.py"
+    original_registry = registry.read_text()
+    registry.write_text(original_registry + '\nSOURCES["users_data"] = Source("users_data", "a user\'s data", "tabular",'
+                        ' "linearlens.data.users_reader:load")\n')
+    assert planned_rules(workdir) == {}
+    registry.write_text(original_registry)
+
     # One more width in one double-descent family: its new run, its figure, the claims, the report.
     widened = yaml.safe_load((workdir / "config" / "smoke.yaml").read_text())
     widened["telescoping"]["double_descent"]["mnist_noisy"]["widths"].append(5)

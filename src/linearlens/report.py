@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime
 import hashlib
-import importlib
 import json
 import os
 import re
@@ -31,17 +30,6 @@ UNLISTED_NOTE = "not in the document's manifest"
 
 # --- inventory (DAG time) -----------------------------------------------------------------------
 
-def document_manifest(document: str, default_title: str) -> tuple[str, list[Entry]]:
-    """(TITLE, ENTRIES) of ``linearlens.manifests.<document>``. A manifest not written yet lists
-    nothing (the theses' manifests land one by one); a broken one fails loudly."""
-    name = f"{__package__}.manifests.{document}"
-    try:
-        manifest = importlib.import_module(name)
-    except ModuleNotFoundError as error:
-        if error.name != name:
-            raise
-        return default_title, []
-    return manifest.TITLE, list(manifest.ENTRIES)
 
 
 def _status(entry: Entry, target: str, built: set[str]) -> str:

@@ -3,7 +3,7 @@
 import json
 
 from linearlens.data.openml_source import load_openml
-from linearlens.data.registry import OPENML_CACHE_DIR
+from linearlens.data.source import OPENML_CACHE_DIR
 from linearlens.workflow import logged_job
 
 with logged_job(snakemake) as log:

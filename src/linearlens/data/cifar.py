@@ -33,3 +33,7 @@ def read_cifar10_archive(path: str | Path) -> dict[str, np.ndarray]:
         x_train, y_train = _read_batches(archive, TRAIN_BATCHES)
         x_test, y_test = _read_batches(archive, TEST_BATCHES)
     return {"x_train": x_train, "y_train": y_train, "x_test": x_test, "y_test": y_test}
+
+
+def load_cifar10(raw_dir: Path) -> dict[str, np.ndarray]:
+    return read_cifar10_archive(raw_dir / "cifar-10-python.tar.gz")

@@ -29,3 +29,8 @@ def read_cscores(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
     if problems:
         raise ValueError(f"{path} is not the CIFAR-10 C-scores file: {'; '.join(problems)}")
     return scores, labels
+
+
+def load_cscores(raw_dir: Path) -> dict[str, np.ndarray]:
+    scores, labels = read_cscores(raw_dir / "cifar10-cscores-orig-order.npz")
+    return {"scores": scores, "labels": labels}

@@ -38,3 +38,20 @@ def read_idx(path: str | Path) -> np.ndarray:
         raise ValueError(f"{path}: truncated IDX file ({len(raw)} of {expected_bytes} bytes)")
     data = np.frombuffer(raw, dtype=dtype, offset=4 + 4 * ndim).reshape(shape)
     return data.astype(dtype.newbyteorder("="))
+
+
+IDX_FILES = (
+    "train-images-idx3-ubyte.gz",
+    "train-labels-idx1-ubyte.gz",
+    "t10k-images-idx3-ubyte.gz",
+    "t10k-labels-idx1-ubyte.gz",
+)
+
+
+def load_idx_dataset(raw_dir: Path) -> dict[str, np.ndarray]:
+    """An MNIST-style set from its four IDX files: (N, 1, 28, 28) images and integer labels."""
+    train_x, train_y, test_x, test_y = (read_idx(raw_dir / name) for name in IDX_FILES)
+    return {
+        "x_train": train_x[:, None], "y_train": train_y.astype(np.int64),
+        "x_test": test_x[:, None], "y_test": test_y.astype(np.int64),
+    }

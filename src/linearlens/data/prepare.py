@@ -8,7 +8,7 @@ import numpy as np
 from .. import __version__
 from . import transforms
 from .download import verify
-from .registry import OPENML_CACHE_DIR, RAW_DIR, Source, get_source
+from .source import OPENML_CACHE_DIR, RAW_DIR, Source
 
 SPLIT_ARRAYS = ("x_train", "y_train", "x_test", "y_test")
 
@@ -34,16 +34,16 @@ def load_source(source: Source, options: dict) -> tuple[dict[str, np.ndarray], d
     resolved = {**source.options, **options}
     if resolved:
         record["source_options"] = resolved
-    return source.load(raw_dir, **resolved), record
+    return source.read(raw_dir, resolved), record
 
 
-def prepare_dataset(spec: dict) -> tuple[dict[str, np.ndarray], dict]:
-    """Apply the transforms of one ``datasets:`` entry of the config to its source.
+def prepare_dataset(spec: dict, source: Source) -> tuple[dict[str, np.ndarray], dict]:
+    """Apply the transforms of one ``datasets:`` entry of the config to its source (the registry's
+    entry for ``spec["source"]``).
 
     Order: split (sources without one), class selection or grouping, grayscale, downsampling,
     pixel rescaling to [0, 1], subsets, standardisation, then label noise on the training labels only.
     """
-    source = get_source(spec["source"])
     arrays, record = load_source(source, spec.get("source_options", {}))
     steps: list[dict] = []
     seed = int(spec.get("seed", 0))

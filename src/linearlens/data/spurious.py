@@ -107,3 +107,14 @@ def read_archive_images(archive_path: str | Path, members: Iterable[str]) -> lis
     if missing:
         raise KeyError(f"{archive_path} lacks {len(missing)} requested images, e.g. {min(missing)}")
     return [found[name] for name in members]
+
+
+WATERBIRDS_ARCHIVE = "waterbird_complete95_forest2water2.tar.gz"
+
+
+def load_celeba(raw_dir: Path, target: str, spurious: str) -> dict[str, np.ndarray]:
+    return read_celeba(raw_dir / "list_attr_celeba.txt", raw_dir / "list_eval_partition.txt", target, spurious)
+
+
+def load_waterbirds(raw_dir: Path) -> dict[str, np.ndarray]:
+    return read_waterbirds(raw_dir / WATERBIRDS_ARCHIVE)

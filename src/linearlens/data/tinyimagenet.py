@@ -32,3 +32,7 @@ def read_tinyimagenet_zip(path: str | Path) -> dict[str, np.ndarray]:
             "x_test": np.stack([decode_rgb(archive.read(f"{ROOT}/val/images/{file}")) for file, _ in val]),
             "y_test": np.array([label_of[wnid] for _, wnid in val], dtype=np.int64),
         }
+
+
+def load_tinyimagenet(raw_dir: Path) -> dict[str, np.ndarray]:
+    return read_tinyimagenet_zip(raw_dir / "tiny-imagenet-200.zip")
