@@ -19,7 +19,7 @@ from linearlens.code_inputs import import_closure, module_closure
 from linearlens.config import validate_config
 from linearlens.models.names import model_module, named_models
 from linearlens.data.registry import OPENML_MARKER, RAW_DIR, SOURCES, get_source, raw_paths
-from linearlens.train.runtime import HEAP_ENVIRONMENT
+from linearlens.train.heap import HEAP_ENVIRONMENT
 
 # Jobs keep freed heap blocks instead of page-faulting them back every step (see HEAP_ENVIRONMENT);
 # a variable the user set wins.

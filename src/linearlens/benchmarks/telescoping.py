@@ -11,9 +11,10 @@ import torch
 from ..linearize.smoother import smoother_for
 from ..linearize.telescoping import TelescopingTracker
 from ..models.mlp import mlp
+from ..train.heap import HEAP_ENVIRONMENT
 from ..train.loop import train_steps
 from ..train.optimisers import build_optimiser
-from ..train.runtime import HEAP_ENVIRONMENT, choose_device, default_dtype, set_threads
+from ..train.runtime import choose_device, default_dtype, set_threads
 from .isolation import fastest_block, run_isolated
 
 # The smoother all in float64, with its per-step products in float32, and the latter again under
