@@ -181,3 +181,52 @@ IL_RUNS = {(experiment, setting): run for experiment, spec in IL_EXPERIMENTS.ite
            for setting, run in experiment_runs(spec).items()}
 IL_PROBES = IL.get("probes") if source_experiment(IL, "probes") else None
 IL_DAMPING = IL.get("damping")
+
+
+# --- the manifests: what rules/manifests.smk generates -------------------------------------------
+
+from linearlens.manifests.entries import BUILT
+
+
+def built_entries(document):
+    """The entries of a document this configuration builds."""
+    document_config = config.get(document, {})
+    return [entry for entry in MANIFESTS[document].ENTRIES
+            if entry.status == BUILT and entry.plot and entry.configured(document_config)]
+
+
+def entry_rule_name(document, entry):
+    """<document>_<chapter>_<verb>_<figure> for the theses (the chapter from the plot module), and
+    <document>_<verb>_<figure> for the papers; the verb is draw (no data) or plot."""
+    plot_module = entry.plot.split(":")[0].rsplit(".", 1)[-1]
+    chapter = [plot_module] if re.fullmatch(r"ch\d+", plot_module) else []
+    return "_".join([document, *chapter, "plot" if entry.inputs else "draw", entry.id])
+
+
+def configured_claim_sets(document):
+    document_config = config.get(document, {})
+    return [claim_set for claim_set in getattr(MANIFESTS[document], "CLAIM_SETS", [])
+            if claim_set.configured(document_config)]
+
+
+def claim_set_files(document):
+    """{(set, input name): (input key, files)} of the document's configured claim sets. The files
+    are the claims job's inputs, named by position (set<i>_<j>), and never its params; so which
+    files, not the order the config lists them in, decides whether the claims rerun."""
+    document_config = config.get(document, {})
+    return {(i, name): (f"set{i}_{j}", paths) for i, claim_set in enumerate(configured_claim_sets(document))
+            for j, (name, paths) in enumerate(claim_set.inputs(document_config).items())}
+
+
+def claim_set_params(document):
+    """Each configured claim set's function, params and {input name: input key}."""
+    document_config, files = config.get(document, {}), claim_set_files(document)
+    return [{"function": claim_set.function, "params": claim_set.params(document_config),
+             "inputs": {name: key for (i_set, name), (key, _) in files.items() if i_set == i}}
+            for i, claim_set in enumerate(configured_claim_sets(document))]
+
+
+def claims_environment(document):
+    """torch when any claim set needs it, else the lighter report environment."""
+    environments = {claim_set.environment for claim_set in configured_claim_sets(document)}
+    return "torch" if "torch" in environments else "report"

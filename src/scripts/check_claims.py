@@ -11,7 +11,8 @@ with logged_job(snakemake) as log:
     checks = []
     for claim_set in snakemake.params.claim_sets:
         module, function = claim_set["function"].split(":")
-        job = ClaimsJob(claim_set["inputs"], claim_set["params"], log)
+        inputs = {name: list(snakemake.input[key]) for name, key in claim_set["inputs"].items()}
+        job = ClaimsJob(inputs, claim_set["params"], log)
         checks += getattr(importlib.import_module(module), function)(job)
     write_claims(snakemake.output[0], snakemake.params.document, snakemake.params.scale, checks)
     failed = [c for c in checks if c.passed is False]
