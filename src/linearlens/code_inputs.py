@@ -5,8 +5,9 @@ code imports it.
 The closure is computed from each file's syntax tree (no import, no torch), following every
 ``import`` statement wherever it stands, including those inside functions; a package's
 ``__init__.py`` counts whenever one of its modules is imported, because Python runs it. Modules that
-a registry imports by name at run time (a model of the zoo) are not visible in the source: the rule
-adds them itself (``linearlens.models.zoo.model_module``).
+a registry imports by name at run time (a model of the zoo, a data source's reader, a manifest's plot
+function) are not visible in the source: the rule adds them itself (``linearlens.models.names``,
+``linearlens.data.source``, ``rules/common.smk``).
 """
 
 from __future__ import annotations

@@ -7,6 +7,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .records import read_runs
+
+
+def read_records(paths) -> pd.DataFrame:
+    """Run or probe records, K kept as written ("1", "800", "inf")."""
+    return read_runs(paths, dtype={"K": str})
+
 
 def k_label(k) -> str:
     k = str(k)

@@ -21,6 +21,7 @@ from ..analysis.iterative_linearisation import (
     k_label,
     k_value,
     kept_runs,
+    read_records,
     scaling_slope,
     scheduled,
 )
@@ -365,36 +366,32 @@ def _limits(job: ClaimsJob) -> Thresholds:
     return THRESHOLDS[job.params["claim_thresholds"]]
 
 
-def _runs(paths) -> pd.DataFrame:
-    return read_runs(paths, dtype={"K": str})
-
-
 def full_batch_claims(job: ClaimsJob) -> list[ClaimCheck]:
-    return finite_k_checks(_runs(job.inputs["runs"]), "C1", "full batch", _limits(job))
+    return finite_k_checks(read_records(job.inputs["runs"]), "C1", "full batch", _limits(job))
 
 
 def mini_batch_claims(job: ClaimsJob) -> list[ClaimCheck]:
-    return finite_k_checks(_runs(job.inputs["runs"]), "C2", "mini-batch", _limits(job))
+    return finite_k_checks(read_records(job.inputs["runs"]), "C2", "mini-batch", _limits(job))
 
 
 def batch_mode_claims(job: ClaimsJob) -> list[ClaimCheck]:
-    return batch_mode_checks(_runs(job.inputs["full_batch"]), _runs(job.inputs["mini_batch"]), _limits(job))
+    return batch_mode_checks(read_records(job.inputs["full_batch"]), read_records(job.inputs["mini_batch"]), _limits(job))
 
 
 def augmented_claims(job: ClaimsJob) -> list[ClaimCheck]:
-    return augmented_checks(_runs(job.inputs["runs"]), _limits(job))
+    return augmented_checks(read_records(job.inputs["runs"]), _limits(job))
 
 
 def resnet_claims(job: ClaimsJob) -> list[ClaimCheck]:
-    return resnet_checks({panel: _runs(paths) for panel, paths in job.inputs.items()}, _limits(job))
+    return resnet_checks({panel: read_records(paths) for panel, paths in job.inputs.items()}, _limits(job))
 
 
 def scaling_claims(job: ClaimsJob) -> list[ClaimCheck]:
-    return scaling_checks(_runs(job.inputs["runs"]), _limits(job))
+    return scaling_checks(read_records(job.inputs["runs"]), _limits(job))
 
 
 def probe_claims(job: ClaimsJob) -> list[ClaimCheck]:
-    return probe_checks(_runs(job.inputs["probes"]), _limits(job))
+    return probe_checks(read_records(job.inputs["probes"]), _limits(job))
 
 
 def filter_claims(job: ClaimsJob) -> list[ClaimCheck]:
@@ -406,7 +403,7 @@ def filter_claims(job: ClaimsJob) -> list[ClaimCheck]:
 
 
 def adam_claims(job: ClaimsJob) -> list[ClaimCheck]:
-    return adam_checks(_runs(job.inputs["runs"]), _limits(job))
+    return adam_checks(read_records(job.inputs["runs"]), _limits(job))
 
 
 def damping_claims(job: ClaimsJob) -> list[ClaimCheck]:
@@ -421,4 +418,4 @@ def identity_claims(job: ClaimsJob) -> list[ClaimCheck]:
 
 
 def best_accuracy_claims(job: ClaimsJob) -> list[ClaimCheck]:
-    return best_accuracy_check(_runs(job.inputs["runs"]), _limits(job))
+    return best_accuracy_check(read_records(job.inputs["runs"]), _limits(job))

@@ -14,6 +14,7 @@ from ..analysis.iterative_linearisation import (
     k_label,
     k_value,
     kept_runs,
+    read_records,
     scaling_slope,
     scheduled,
 )
@@ -391,7 +392,7 @@ def plot_damping(summary: pd.DataFrame, predictions: dict[float, np.ndarray], x_
 
 def _training_runs(job: FigureJob) -> tuple[dict[str, pd.DataFrame], str | None]:
     """The runs of each experiment the figure draws, and the experiments' departures from the paper."""
-    runs = read_runs(job.inputs["runs"], dtype={"K": str})
+    runs = read_records(job.inputs["runs"])
     job.log.info("%d runs", runs.groupby(["experiment", "setting", "seed"]).ngroups)
     deviations = " ".join(spec["deviations"] for spec in job.params.values() if spec.get("deviations")) or None
     return dict(tuple(runs.groupby("experiment"))), deviations
@@ -411,7 +412,7 @@ def training_figure(job: FigureJob) -> None:
 
 
 def fig_6(job: FigureJob) -> None:
-    probes = read_runs(job.inputs["probes"], dtype={"K": str})
+    probes = read_records(job.inputs["probes"])
     plot_probes(probes, job.png_path, job.data_source, job.params.get("deviations"))
 
 
