@@ -43,6 +43,12 @@ def idx_bytes(array: np.ndarray) -> bytes:
     return header + big_endian.tobytes()
 
 
+def gzip_bytes(payload: bytes, level: int = 9, mtime: int = 0) -> bytes:
+    """A gzip file of ``payload``. Another level or mtime gives other archive bytes of the same
+    content, as a distribution's recompression of a published file does."""
+    return gzip.compress(payload, compresslevel=level, mtime=mtime)
+
+
 def write_idx(path: str | Path, array: np.ndarray, gz: bool = True) -> Path:
     path = Path(path)
     payload = idx_bytes(array)

@@ -3,7 +3,10 @@
 
 import dataclasses
 import gzip
+import logging
 import os
+from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import openml  # imported here, not under the socket block: urllib3 probes IPv6 on import
@@ -26,14 +29,17 @@ from format_fixtures import (
 from linearlens.data import spurious
 from linearlens.data.cifar import read_cifar10_archive
 from linearlens.data.cscores import read_cscores
+from linearlens.data.damaged import DamagedFileError
 from linearlens.data.download import DatasetUnavailableError
 from linearlens.data.idx import read_idx
 from linearlens.data.openml_source import load_openml
 from linearlens.data.prepare import prepare_dataset
+from linearlens.data.prepared import load_prepared, save_prepared
 from linearlens.data.registry import IDX_FILES, RAW_DIR, SOURCES
 from linearlens.data.source import Source
 from linearlens.data.svhn import read_svhn_mat
 from linearlens.data.tinyimagenet import read_tinyimagenet_zip
+from linearlens.workflow import logged_job
 
 
 def random_images(rng, n, channels, size):
@@ -56,18 +62,43 @@ def test_idx_round_trip(tmp_path, gz, shape, dtype):
     np.testing.assert_array_equal(read, array)
 
 
-@pytest.mark.parametrize("corrupt, message", [
-    (lambda raw: b"\x01" + raw[1:], "bad magic number"),
-    (lambda raw: raw[:2] + b"\x07" + raw[3:], "unknown IDX element type"),
-    (lambda raw: raw[:-1], "truncated IDX file"),
-    (lambda raw: raw[:2], "bad magic number"),
-    (lambda raw: raw[:9], "truncated IDX file"),  # inside the dimension sizes
-])
-def test_idx_rejects_malformed_files(tmp_path, corrupt, message):
-    raw = idx_bytes(np.zeros((3, 28, 28), dtype=np.uint8))
-    path = tmp_path / "bad-idx3-ubyte.gz"
-    path.write_bytes(gzip.compress(corrupt(raw)))
-    with pytest.raises(ValueError, match=message):
+# Three 28x28 uint8 images: a 16-byte header and 2,352 bytes of data.
+IDX_ZEROS = idx_bytes(np.zeros((3, 28, 28), dtype=np.uint8))
+
+
+def _flip_middle(data: bytes) -> bytes:
+    middle = len(data) // 2
+    return data[:middle] + bytes(b ^ 0xFF for b in data[middle:middle + 16]) + data[middle + 16:]
+
+
+@pytest.mark.parametrize("stored, problem", [
+    (lambda raw: raw, "not a gzip file"),  # named .gz but never compressed
+    (lambda raw: gzip.compress(raw)[:-12], "gzip stream cut off"),
+    (lambda raw: gzip.compress(raw)[:-4], "gzip stream cut off"),  # inside the trailer
+    (lambda raw: _flip_middle(gzip.compress(np.arange(4000).tobytes())), "corrupt gzip stream"),
+    (lambda raw: gzip.compress(b"\x01" + raw[1:]), "bad magic number"),
+    (lambda raw: gzip.compress(raw[:2]), "bad magic number"),
+    (lambda raw: gzip.compress(raw[:2] + b"\x07" + raw[3:]), "unknown IDX element type"),
+    (lambda raw: gzip.compress(raw[:9]), "header of 3 dimensions cut short"),
+    (lambda raw: gzip.compress(raw[:-1]), "header says 2352 bytes of data but the file has 2351: cut off"),
+    (lambda raw: gzip.compress(raw + b"\x00"),
+     "header says 2352 bytes of data but the file has 2353: longer than its header says"),
+], ids=["not-gzip", "gzip-cut", "gzip-trailer-cut", "gzip-corrupt", "magic", "two-bytes", "type",
+        "header-cut", "data-short", "data-long"])
+def test_idx_malformed_file_named_in_one_line(tmp_path, stored, problem):
+    path = tmp_path / "train-images-idx3-ubyte.gz"
+    path.write_bytes(stored(IDX_ZEROS))
+    with pytest.raises(DamagedFileError, match=problem) as error:
+        read_idx(path)
+    message = str(error.value)
+    assert message.startswith(f"{path}: ") and "\n" not in message
+    assert f"delete it and download it again with `snakemake --cores 1 {path}`" in message
+
+
+def test_idx_file_gzipped_under_a_plain_name_is_said_to_be_gzipped(tmp_path):
+    path = tmp_path / "train-images-idx3-ubyte"
+    path.write_bytes(gzip.compress(IDX_ZEROS))
+    with pytest.raises(DamagedFileError, match="bad magic number.*gzip"):
         read_idx(path)
 
 
@@ -142,6 +173,63 @@ def test_mnist_checksum_mismatch_names_file_url_and_checksum(mnist_raw):
     message = str(error.value)
     for part in (first.filename, first.url, first.checksum):
         assert part in message
+
+
+# --- prepared datasets (results/data/*.npz) ----------------------------------------------------
+
+PREPARED = Path("results/data/mnist_3v5.npz")
+
+
+@pytest.fixture
+def prepared_npz(tmp_path, monkeypatch):
+    """A prepared dataset where the workflow writes one, the cwd being the workflow's directory."""
+    monkeypatch.chdir(tmp_path)
+    PREPARED.parent.mkdir(parents=True)
+    arrays = {"x_train": np.random.default_rng(0).uniform(size=(40, 1, 8, 8)), "y_train": np.arange(40) % 2}
+    save_prepared(arrays, {}, PREPARED, PREPARED.with_suffix(".json"))
+    return arrays
+
+
+def test_prepared_round_trip(prepared_npz):
+    loaded = load_prepared(PREPARED)
+    for key, array in prepared_npz.items():
+        np.testing.assert_array_equal(loaded[key], array)
+
+
+@pytest.mark.parametrize("damage", [
+    lambda data: data[: len(data) // 2],  # cut off
+    lambda data: data[:-10],  # cut off inside the zip's central directory
+    _flip_middle,  # corrupted in place
+    lambda data: b"this is not an npz archive\n" * 20,
+    lambda data: b"",
+], ids=["half", "end", "flipped", "garbage", "empty"])
+def test_damaged_prepared_dataset_names_file_and_rebuild_command(prepared_npz, damage):
+    PREPARED.write_bytes(damage(PREPARED.read_bytes()))
+    with pytest.raises(DamagedFileError) as error:
+        load_prepared(PREPARED)
+    message = str(error.value)
+    assert message.startswith(f"{PREPARED} is damaged (") and "\n" not in message
+    assert message.endswith(f"delete it and rebuild it with `snakemake --cores 1 {PREPARED}`")
+
+
+def test_missing_prepared_dataset_is_not_called_damaged(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        load_prepared(tmp_path / "absent.npz")
+
+
+def test_a_damaged_file_fails_its_job_with_one_line_and_no_traceback(tmp_path):
+    log = tmp_path / "job.log"
+    root_handlers = logging.getLogger().handlers[:]
+    try:
+        with pytest.raises(SystemExit):
+            with logged_job(SimpleNamespace(log=[str(log)], rule="prepare_dataset")):
+                raise DamagedFileError("results/data/x.npz is damaged (cut off): delete it and rebuild it")
+    finally:
+        for handler in logging.getLogger().handlers:
+            handler.close()
+        logging.getLogger().handlers[:] = root_handlers
+    lines = log.read_text().splitlines()
+    assert len(lines) == 1 and lines[0].endswith("ERROR results/data/x.npz is damaged (cut off): delete it and rebuild it")
 
 
 # --- CIFAR-10 ---------------------------------------------------------------------------------

@@ -32,7 +32,7 @@ from linearlens.models.lenet import lenet
 from linearlens.models.mlp import mlp
 from linearlens.models.resnet import resnet
 from linearlens.train.augment import random_crop
-from linearlens.train.loop import EpochBatches
+from linearlens.train.batches import EpochBatches
 from linearlens.train.runtime import default_dtype
 
 torch.set_num_threads(1)
@@ -249,7 +249,7 @@ def test_relinearisation_falls_every_k_steps_across_epochs_and_survives_resumpti
     columns = [c for c in whole.frame().columns if c != "seconds"]
     pd.testing.assert_frame_equal(resumed.frame()[columns], whole.frame()[columns])
     assert max_difference(resumed.training.parameters_now(), whole.training.parameters_now()) == 0
-    assert sorted(resumed.checkpoints) == [0, 25, 50]
+    assert sorted(resumed.result.snapshots) == [0, 25, 50]
     # Another run's state (here another seed) is not resumed.
     il_run(data, RUN, seed=1, state_path=state, step_budget=5)
     assert il_run(data, RUN, seed=0, state_path=state).frame()["step"].max() == 50

@@ -261,3 +261,61 @@ def test_jacobian_from_factors_is_the_per_example_jacobian(name, device):
     expected = per_example_jacobian(model, x1)
     assert relative_error(jacobian_from_factors(model, x1), expected) < TOLERANCE
     assert relative_error(jacobian_from_factors(model, x1, output=0), expected[:, :1]) < TOLERANCE
+
+
+class TemperedMLP(nn.Module):
+    """An MLP whose outputs a learnable scalar temperature scales and a learnable scalar bias
+    shifts: 0-dim parameters, which only torch.func sees."""
+
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(4, 6), nn.Tanh(), nn.Linear(6, 2))
+        self.temperature = nn.Parameter(torch.tensor(1.5))
+        self.shift = nn.Parameter(torch.tensor(-0.3))
+
+    def forward(self, x):
+        return self.temperature * self.body(x) + self.shift
+
+
+class Bilinear3d(nn.Module):
+    """A 3-dim parameter: out_o = Σ_ij h_i tanh(h_j) W_ijo."""
+
+    def __init__(self, features, outputs):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(features, features, outputs) / features)
+
+    def forward(self, h):
+        return torch.einsum("ni,nj,ijo->no", h, torch.tanh(h), self.weight)
+
+
+def dense_jacobian(model, x):
+    """(n, c, P) from one torch.func.jacrev over the flat trainable parameters of the whole
+    batch (examples are independent): no vmap and nothing from linearlens."""
+    from torch.func import functional_call, jacrev
+    params = {name: p.detach() for name, p in model.named_parameters() if p.requires_grad}
+    flat = torch.cat([p.reshape(-1) for p in params.values()])
+
+    def outputs(theta):
+        pieces = torch.split(theta, [p.numel() for p in params.values()])
+        named = {name: piece.view(p.shape) for (name, p), piece in zip(params.items(), pieces)}
+        return functional_call(model, named, (x,)).reshape(len(x), -1)
+
+    return jacrev(outputs)(flat)
+
+
+@pytest.mark.parametrize("model_of", [TemperedMLP, lambda: nn.Sequential(nn.Linear(4, 3), Bilinear3d(3, 2))],
+                         ids=["scalar_parameters", "three_dim_parameter"])
+def test_parameters_of_any_shape_agree_with_a_dense_jacobian(model_of):
+    from linearlens.kernels.ntk import jacobian_from_factors, per_example_jacobian
+    torch.manual_seed(0)
+    model, x1, x2 = model_of(), torch.randn(7, 4), torch.randn(5, 4)
+    j1, j2 = dense_jacobian(model, x1), dense_jacobian(model, x2)
+    full = torch.einsum("iap,jbp->iajb", j1, j2)
+    assert relative_error(per_example_jacobian(model, x1, chunk_size=3), j1) < TOLERANCE
+    assert relative_error(jacobian_from_factors(model, x1), j1) < TOLERANCE
+    assert relative_error(jacobian_from_factors(model, x1, output=1), j1[:, 1:]) < TOLERANCE
+    assert relative_error(empirical_ntk(model, x1, x2, chunk_size=3), full) < TOLERANCE
+    assert relative_error(empirical_ntk(model, x1, x2, output=1), full[:, 1, :, 1]) < TOLERANCE
+    own = torch.einsum("iap,ibp->iab", j1, j1)
+    assert relative_error(ntk_diagonal(model, x1, chunk_size=3), own) < TOLERANCE
+    assert relative_error(ntk_diagonal(model, x1, output=1), own[:, 1, 1]) < TOLERANCE

@@ -1,8 +1,11 @@
 """Runtime helpers: device choice, seeding, float64 switch, atomic checkpoints."""
 
+from pathlib import Path
+
 import pytest
 import torch
 
+from linearlens.data.damaged import DamagedFileError
 from linearlens.train import runtime
 
 
@@ -45,3 +48,45 @@ def test_checkpoint_round_trip_leaves_no_partial(tmp_path):
     assert state["step"] == 10
     assert torch.equal(state["model"]["weight"], model.weight.detach())
     assert [p.name for p in path.parent.iterdir()] == ["step10.pt"]
+
+
+CHECKPOINT = Path("results/checkpoints/init/mlp.pt")
+
+
+@pytest.fixture
+def saved_checkpoint(tmp_path, monkeypatch):
+    """A checkpoint where the workflow writes one, the cwd being the workflow's directory."""
+    monkeypatch.chdir(tmp_path)
+    runtime.save_checkpoint(CHECKPOINT, model=torch.nn.Linear(30, 20).state_dict(), step=10)
+    return CHECKPOINT
+
+
+@pytest.mark.parametrize("damage", [
+    lambda data: data[: len(data) // 2],  # cut off
+    lambda data: data[:-10],  # cut off inside the zip's central directory
+    lambda data: b"this is not a checkpoint\n" * 20,
+    lambda data: b"",
+], ids=["half", "end", "garbage", "empty"])
+def test_damaged_checkpoint_names_file_and_rebuild_command(saved_checkpoint, damage):
+    saved_checkpoint.write_bytes(damage(saved_checkpoint.read_bytes()))
+    with pytest.raises(DamagedFileError) as error:
+        runtime.load_checkpoint(saved_checkpoint)
+    message = str(error.value)
+    assert message.startswith(f"{saved_checkpoint} is damaged (") and "\n" not in message
+    assert message.endswith(f"delete it and rebuild it with `snakemake --cores 1 {saved_checkpoint}`")
+
+
+def test_intact_checkpoint_that_fails_to_load_is_not_called_damaged(saved_checkpoint, monkeypatch):
+    """A load that fails on a sound file (a CUDA tensor on a CPU machine) keeps its own error."""
+    def cuda_only(*args, **kwargs):
+        raise RuntimeError("Attempting to deserialize object on a CUDA device")
+
+    monkeypatch.setattr(torch, "load", cuda_only)
+    with pytest.raises(RuntimeError, match="CUDA device") as error:
+        runtime.load_checkpoint(saved_checkpoint)
+    assert not isinstance(error.value, DamagedFileError)
+
+
+def test_missing_checkpoint_is_not_called_damaged(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        runtime.load_checkpoint(tmp_path / "absent.pt")

@@ -7,13 +7,18 @@ import torch
 from torch import nn
 
 from linearlens.kernels.ntk import empirical_ntk, ntk_by_jacobian
-from linearlens.linearize.smoother import LabelJacobianSmoother, SGDKernelSmoother, effective_parameters
+from linearlens.linearize.functional import flat_parameters
+from linearlens.linearize.smoother import LabelJacobianSmoother, SGDKernelSmoother, effective_parameters, smoother_for
 from linearlens.linearize.telescoping import TelescopingTracker
 from linearlens.models.mlp import mlp
 from linearlens.models.polynomial import polynomial_net
-from linearlens.train.loop import train_steps
-from linearlens.train.optimisers import EMAMomentumSGD, build_optimiser, linear_warmup
+from linearlens.train.batches import GeneratorBatches
+from linearlens.train.learners import SupervisedLearner
+from linearlens.train.losses import squared_loss
+from linearlens.train.optimisers import EMAMomentumSGD, build_optimiser
 from linearlens.train.runtime import default_dtype
+from linearlens.train.schedules import Warmup
+from linearlens.train.session import Session
 
 
 @pytest.fixture(autouse=True)
@@ -54,10 +59,16 @@ def run(model, spec, x, y, x_eval, *, steps=30, batch_size=8, loss="half_squared
     optimizer = build_optimiser(spec, model.parameters())
     tracker = TelescopingTracker(model, x_eval)
     label_smoother = smoother(model, optimizer, x, x_eval, loss, product_dtype)
-    scheduler = linear_warmup(optimizer, warmup) if warmup else None
     train_steps(model, optimizer, x, y, loss=loss, steps=steps, batch_size=batch_size, seed=3,
-                scheduler=scheduler, trackers=[tracker, label_smoother])
+                warmup=warmup, trackers=[tracker, label_smoother])
     return tracker, label_smoother
+
+
+def train_steps(model, optimizer, x, y, *, loss, steps, batch_size, seed, warmup=0, trackers=()):
+    """A training session as the telescoping runs set it up (their batch order and warm-up)."""
+    learner = SupervisedLearner(model, optimizer, lambda out, target: squared_loss(out, target, loss), x, y,
+                                learning_rate=Warmup(warmup), trackers=trackers)
+    Session(learner, GeneratorBatches(len(x), batch_size, torch.Generator().manual_seed(seed)), steps).run()
 
 
 @pytest.mark.parametrize("name", OPTIMISERS)
@@ -127,6 +138,63 @@ def test_kernel_smoother_refuses_momentum():
     with pytest.raises(ValueError, match="plain SGD"):
         SGDKernelSmoother(model, build_optimiser(OPTIMISERS["heavy_ball"], model.parameters()), x, x_eval,
                           "half_squared")
+
+
+class ClippedSGD(torch.optim.SGD):
+    """SGD by type, but not by update: the smoother cannot see what a subclass changes."""
+
+    def step(self, closure=None):
+        for p in self.param_groups[0]["params"]:
+            if p.grad is not None:
+                p.grad.clamp_(-0.01, 0.01)
+        return super().step(closure)
+
+
+# Each optimiser with the words its refusal must name: the class and, where the class is
+# mirrored, the option that is not.
+UNMIRRORED = {
+    "rmsprop": (lambda params: torch.optim.RMSprop(params, lr=0.01), ["RMSprop"]),
+    "adagrad": (lambda params: torch.optim.Adagrad(params, lr=0.01), ["Adagrad"]),
+    "nadam": (lambda params: torch.optim.NAdam(params, lr=0.01), ["NAdam"]),
+    "radam": (lambda params: torch.optim.RAdam(params, lr=0.01), ["RAdam"]),
+    "sgd_subclass": (lambda params: ClippedSGD(params, lr=0.05), ["ClippedSGD"]),
+    "adam_amsgrad": (lambda params: torch.optim.Adam(params, lr=0.01, amsgrad=True), ["Adam", "amsgrad"]),
+    "adamw_amsgrad": (lambda params: torch.optim.AdamW(params, lr=0.01, amsgrad=True), ["AdamW", "amsgrad"]),
+    "sgd_maximize": (lambda params: torch.optim.SGD(params, lr=0.05, maximize=True), ["SGD", "maximize"]),
+}
+
+
+@pytest.mark.parametrize("route", [smoother_for, LabelJacobianSmoother, SGDKernelSmoother])
+@pytest.mark.parametrize("name", UNMIRRORED)
+def test_unmirrored_optimisers_are_refused_before_any_step(name, route):
+    """Refused when the smoother is built, naming the optimiser and the option, so no training
+    step is taken and mirrored wrongly (RMSprop as SGD) or cut short by a bare KeyError."""
+    x, y, x_eval = data()
+    model = random_features()
+    initial = flat_parameters(model)
+    make_optimiser, words = UNMIRRORED[name]
+    optimizer = make_optimiser(model.parameters())
+    with pytest.raises(ValueError) as refusal:
+        smoother = route(model, optimizer, x, x_eval, "half_squared")
+        train_steps(model, optimizer, x, y, loss="half_squared", steps=2, batch_size=8, seed=3, trackers=[smoother])
+    assert all(word in str(refusal.value) for word in words), str(refusal.value)
+    assert torch.equal(flat_parameters(model), initial)
+
+
+@pytest.mark.parametrize("name, options", [("adam", {"foreach": True}), ("adam", {"fused": True}),
+                                           ("heavy_ball", {"foreach": False}), ("sgd", {"fused": True}),
+                                           ("adam", {"decoupled_weight_decay": True})])
+def test_options_that_keep_the_update_are_mirrored(name, options):
+    """foreach and fused choose how the same update is computed; Adam's decoupled decay is AdamW's."""
+    x, y, x_eval = data()
+    model = random_features()
+    _, smoother = run(model, {**OPTIMISERS[name], **options}, x, y, x_eval, steps=10)
+    with torch.no_grad():
+        assert torch.allclose(smoother.predictions(y)[0], model(x).reshape(-1), rtol=0, atol=1e-10)
+    # capturable (CUDA graphs) and differentiable (a graph through the step) are accepted too.
+    model = random_features()
+    optimizer = torch.optim.Adam(model.parameters(), capturable=True, differentiable=True)
+    LabelJacobianSmoother(model, optimizer, x, x_eval, "half_squared")
 
 
 @pytest.mark.parametrize("name", ["sgd", "heavy_ball", "adamw"])

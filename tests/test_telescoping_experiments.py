@@ -8,7 +8,7 @@ from linearlens.claims.telescoping import approximation_checks
 from linearlens.data.prepared import save_prepared
 from linearlens.experiments.settings import settings_grid
 from linearlens.experiments.telescoping import approximation_run
-from linearlens.train.loop import log_schedule
+from linearlens.train.schedules import log_steps
 
 
 @pytest.fixture
@@ -27,7 +27,7 @@ RUN = {"hidden": [16], "activation": "tanh", "steps": 25, "batch_size": 10, "los
 
 def test_approximation_run_records_the_logged_steps(binary_npz):
     records = approximation_run(binary_npz, RUN, seed=0)
-    assert records["step"].tolist() == log_schedule(25, 6)
+    assert records["step"].tolist() == log_steps(25, 6)
     first = records.iloc[0]
     assert first["error_telescoping"] == 0 and first["error_linearised"] == 0  # f̃ = f^lin = f at t = 0
     last = records.iloc[-1]
@@ -37,7 +37,7 @@ def test_approximation_run_records_the_logged_steps(binary_npz):
 
 
 def test_log_schedule_is_dense_early_then_log_spaced():
-    steps = log_schedule(1000, 20)
+    steps = log_steps(1000, 20)
     assert steps[:30] == list(range(30)) and steps[-1] == 1000 and steps == sorted(set(steps))
     assert len(steps) < 60
 

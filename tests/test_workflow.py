@@ -141,6 +141,8 @@ def test_smoke_run_builds_everything_and_resumes(tmp_path):
         model, saved = load_tree_ensemble(tabular / f"seed0_{library}.joblib")
         assert telescoped_sum_error(model, saved["x_train"], saved["y_train"], saved["x_train"]) < tolerance
 
+    check_training_logs_show_progress(workdir / "results" / "logs")
+
     again = snakemake(workdir, "--cores", "2", "--configfile", "config/smoke.yaml")
     assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
 
@@ -157,6 +159,22 @@ def test_smoke_run_builds_everything_and_resumes(tmp_path):
     # The kernel of the checkpoint on that probe set is rebuilt; the checkpoint is not.
     assert counts.get("extract_ntk") == 1 and "init_model" not in counts
     assert kept.stat().st_mtime_ns == kept_mtime
+
+
+PROGRESS_LINE = re.compile(r"step \d+/\d+ \(\d+%\): loss \S+, \S+ steps/s, \d+:\d\d(:\d\d)? left")
+
+
+def check_training_logs_show_progress(logs):
+    """Every training job's log says how many steps it takes and how it ended; with the smoke
+    config's progress_every_s the longer ones log their step, loss, rate and time left."""
+    training_logs = [path for kind in ("telescoping/approximation", "telescoping/lmc", "iterative_linearisation")
+                     for path in (logs / kind).rglob("*.log")
+                     if re.match(r"(seed|inner)\d+|parent|pretrain", path.stem) and "probes" not in path.parts]
+    assert len(training_logs) > 10
+    for path in training_logs:
+        text = path.read_text()
+        assert re.search(r": \d+ steps", text) and re.search(r"(finished|stopped|diverged) at step \d+/\d+", text), path
+    assert any(PROGRESS_LINE.search(path.read_text()) for path in training_logs)
 
 
 def planned_rules(workdir, *targets, configfile="config/smoke.yaml"):

@@ -6,14 +6,19 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import os
 import resource
 import sys
 from pathlib import Path
 
+from .data.damaged import DamagedFileError
 from .data.download import DatasetUnavailableError
+from .train.interruption import TrainingInterrupted
+
+PROGRESS_INTERVAL = "LINEARLENS_PROGRESS_EVERY_S"  # seconds between a training job's progress lines
 
 # Failures whose message already says what to do: print it, not a traceback.
-EXPLAINED_FAILURES = (DatasetUnavailableError,)
+EXPLAINED_FAILURES = (DatasetUnavailableError, DamagedFileError, TrainingInterrupted)
 
 
 @contextlib.contextmanager
@@ -25,6 +30,9 @@ def logged_job(snakemake):
     logging.basicConfig(level=logging.INFO, handlers=handlers, force=True,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     logger = logging.getLogger(snakemake.rule)
+    interval = getattr(snakemake, "config", {}).get("progress_every_s")
+    if interval is not None:  # read by train.progress; not a param, so changing it reruns nothing
+        os.environ[PROGRESS_INTERVAL] = str(interval)
     try:
         yield logger
         logger.info("CPU time of this job: %.1f s", _cpu_seconds())

@@ -11,10 +11,13 @@ import torch
 from ..linearize.smoother import smoother_for
 from ..linearize.telescoping import TelescopingTracker
 from ..models.mlp import mlp
+from ..train.batches import GeneratorBatches
 from ..train.heap import HEAP_ENVIRONMENT
-from ..train.loop import train_steps
+from ..train.learners import SupervisedLearner
+from ..train.losses import squared_loss
 from ..train.optimisers import build_optimiser
 from ..train.runtime import choose_device, default_dtype, set_threads
+from ..train.session import Session
 from .isolation import fastest_block, run_isolated
 
 # The smoother all in float64, with its per-step products in float32, and the latter again under
@@ -44,9 +47,12 @@ def tracking_case(case: dict) -> dict:
         optimizer = build_optimiser(case["optimiser"], model.parameters())
         trackers = _trackers(case["method"], model, optimizer, x, n)
 
+        learner = SupervisedLearner(model, optimizer, lambda out, target: squared_loss(out, target, "half_squared"),
+                                    x[:n], y[:n], trackers=trackers)
+
         def train(steps):
-            return train_steps(model, optimizer, x[:n], y[:n], loss="half_squared", steps=steps,
-                               batch_size=case["batch_size"], seed=0, trackers=trackers)
+            batches = GeneratorBatches(n, case["batch_size"], torch.Generator().manual_seed(0))
+            return Session(learner, batches, steps).run()
 
         train(case["warmup_steps"])  # lazy initialisation and the allocator's growth are not measured
         block = fastest_block(lambda: train(case["steps"]), device, case["repeats"])

@@ -7,6 +7,9 @@ This module adds the one thing pooch does not: an error that tells a researcher 
 
 from __future__ import annotations
 
+import gzip
+import hashlib
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +20,8 @@ import pooch
 CONNECT_TIMEOUT_S = 5
 READ_TIMEOUT_S = 120
 RETRIES = 2
+GZIP_MAGIC = b"\x1f\x8b"
+CONTENT_BLOCK_BYTES = 1 << 20  # decompressed content is hashed a block at a time, not held whole
 
 
 @dataclass(frozen=True)
@@ -28,6 +33,9 @@ class RemoteFile:
     # "md5:<hex>" or "sha256:<hex>", the form pooch understands. None only where the publisher
     # gives no checksum; the file's reader then validates its contents instead.
     checksum: str | None
+    # The same form, of a gzip file's decompressed content, where it is published: a copy that a
+    # distribution recompressed has other archive bytes but this content, and is accepted by it.
+    content_checksum: str | None = None
 
 
 class DatasetUnavailableError(RuntimeError):
@@ -35,11 +43,14 @@ class DatasetUnavailableError(RuntimeError):
 
 
 def manual_placement_help(remote: RemoteFile, destination: Path, reason: str) -> str:
+    content = (f"  content:  {remote.content_checksum} (decompressed; a recompressed copy with this "
+               f"content is accepted)\n" if remote.content_checksum else "")
     return (
         f"{reason}\n"
         f"  file:     {remote.filename}\n"
         f"  URL:      {remote.url}\n"
         f"  checksum: {remote.checksum or 'none published (contents are validated on read)'}\n"
+        f"{content}"
         f"To place it by hand, download the URL on a machine with network access, check its "
         f"checksum, and copy it to:\n  {destination}"
     )
@@ -70,25 +81,59 @@ def fetch(remote: RemoteFile, destination: str | Path) -> Path:
 
 
 def verify(remote: RemoteFile, path: str | Path) -> str:
-    """Check ``path`` against the known checksum; return the checksum on success.
+    """Check ``path`` against the known checksums; return the one it matched.
 
-    Without a published checksum, return the file's sha256 marked as unverified, so the
-    provenance still pins exactly which bytes a result was made from.
+    The archive's checksum is tried first, then that of its decompressed content where published
+    (returned marked as such, since the archive bytes differ from the published ones). Without any
+    published checksum, return the file's sha256 marked as unverified, so the provenance still pins
+    exactly which bytes a result was made from.
     """
     path = Path(path)
     if not path.exists():
         raise DatasetUnavailableError(manual_placement_help(remote, path, f"{path} is missing."))
-    if remote.checksum is None:
+    if remote.checksum is None and remote.content_checksum is None:
         return f"sha256:{pooch.file_hash(str(path), alg='sha256')} (unverified)"
-    algorithm, expected = remote.checksum.split(":", 1)
-    actual = pooch.file_hash(str(path), alg=algorithm)
-    if actual != expected:
-        raise DatasetUnavailableError(
-            manual_placement_help(
-                remote,
-                path,
-                f"Checksum mismatch for {path}: found {algorithm}:{actual}. "
-                "The file is corrupt or a different version; delete it and download it again.",
-            )
+    tried = []
+    if remote.checksum is not None:
+        found = _archive_checksum(path, remote.checksum)
+        if found == remote.checksum:
+            return remote.checksum
+        tried.append(f"archive: expected {remote.checksum}, got {found}")
+    if remote.content_checksum is not None:
+        found = _content_checksum(path, remote.content_checksum)
+        if found == remote.content_checksum:
+            return f"{remote.content_checksum} (decompressed content)"
+        tried.append(f"decompressed content: expected {remote.content_checksum}, got {found}")
+    else:
+        tried.append("no checksum of the decompressed content is published")
+    raise DatasetUnavailableError(
+        manual_placement_help(
+            remote,
+            path,
+            f"Checksum mismatch for {path}: {'; '.join(tried)}. "
+            "The file is corrupt or a different version; delete it and download it again.",
         )
-    return remote.checksum
+    )
+
+
+def _archive_checksum(path: Path, like: str) -> str:
+    """The file's checksum by the algorithm of ``like`` ("md5:<hex>"), in the same form."""
+    algorithm = like.split(":", 1)[0]
+    return f"{algorithm}:{pooch.file_hash(str(path), alg=algorithm)}"
+
+
+def _content_checksum(path: Path, like: str) -> str:
+    """The checksum of the file's gzip-decompressed content, in the form of ``like``, or why
+    there is none."""
+    with path.open("rb") as stored:
+        if stored.read(2) != GZIP_MAGIC:
+            return "none (not a gzip file)"
+    algorithm = like.split(":", 1)[0]
+    digest = hashlib.new(algorithm)
+    try:
+        with gzip.open(path, "rb") as content:
+            for block in iter(lambda: content.read(CONTENT_BLOCK_BYTES), b""):
+                digest.update(block)
+    except (EOFError, gzip.BadGzipFile, zlib.error) as error:
+        return f"none (gzip stream cut off or corrupt: {error})"
+    return f"{algorithm}:{digest.hexdigest()}"

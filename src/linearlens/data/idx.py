@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import gzip
+import zlib
 from pathlib import Path
 
 import numpy as np
+
+from .damaged import DamagedFileError, rebuild_command
 
 # The third byte of the magic number names the element type (LeCun's IDX description).
 IDX_DTYPES = {
@@ -18,26 +21,52 @@ IDX_DTYPES = {
 }
 
 
+GZIP_MAGIC = b"\x1f\x8b"
+
+
 def read_idx(path: str | Path) -> np.ndarray:
     """Read an IDX file into an array of its declared shape and type."""
     path = Path(path)
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rb") as handle:
-        raw = handle.read()
+    raw = _read_bytes(path)
     if len(raw) < 4 or raw[0] != 0 or raw[1] != 0:
-        raise ValueError(f"{path} is not an IDX file (bad magic number)")
+        looks_gzipped = " (it is gzipped: name it .gz)" if raw.startswith(GZIP_MAGIC) else ""
+        raise _malformed(path, f"not an IDX file (bad magic number 0x{raw[:4].hex()}){looks_gzipped}")
     type_code, ndim = raw[2], raw[3]
     if type_code not in IDX_DTYPES:
-        raise ValueError(f"{path}: unknown IDX element type 0x{type_code:02x}")
-    if len(raw) < 4 + 4 * ndim:
-        raise ValueError(f"{path}: truncated IDX file (header of {ndim} dimensions cut short)")
+        raise _malformed(path, f"unknown IDX element type 0x{type_code:02x}")
+    header_bytes = 4 + 4 * ndim
+    if len(raw) < header_bytes:
+        raise _malformed(path, f"truncated IDX file (header of {ndim} dimensions cut short)")
     shape = tuple(int(d) for d in np.frombuffer(raw, dtype=">u4", count=ndim, offset=4))
     dtype = np.dtype(IDX_DTYPES[type_code])
-    expected_bytes = 4 + 4 * ndim + int(np.prod(shape)) * dtype.itemsize
-    if len(raw) != expected_bytes:
-        raise ValueError(f"{path}: truncated IDX file ({len(raw)} of {expected_bytes} bytes)")
-    data = np.frombuffer(raw, dtype=dtype, offset=4 + 4 * ndim).reshape(shape)
+    expected, found = int(np.prod(shape)) * dtype.itemsize, len(raw) - header_bytes
+    if found != expected:
+        verdict = "cut off" if found < expected else "longer than its header says"
+        raise _malformed(path, f"header says {expected} bytes of data but the file has {found}: {verdict}")
+    data = np.frombuffer(raw, dtype=dtype, offset=header_bytes).reshape(shape)
     return data.astype(dtype.newbyteorder("="))
+
+
+def _read_bytes(path: Path) -> bytes:
+    """The file's bytes, decompressed when it is named .gz."""
+    stored = path.read_bytes()
+    if path.suffix != ".gz":
+        return stored
+    if not stored.startswith(GZIP_MAGIC):
+        raise _malformed(path, f"not a gzip file, though named .gz (it starts 0x{stored[:4].hex()})")
+    try:
+        return gzip.decompress(stored)
+    except EOFError as error:
+        raise _malformed(path, f"gzip stream cut off ({error})") from error
+    except (gzip.BadGzipFile, zlib.error) as error:
+        raise _malformed(path, f"corrupt gzip stream ({error})") from error
+
+
+def _malformed(path: Path, problem: str) -> DamagedFileError:
+    # Raw files are the download rule's outputs: asking Snakemake for a missing one fetches it again.
+    return DamagedFileError(
+        f"{path}: {problem}; delete it and download it again with `{rebuild_command(path)}`"
+    )
 
 
 IDX_FILES = (

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .damaged import damaged_artefact, zip_damage
+
 
 def save_prepared(arrays: dict[str, np.ndarray], provenance: dict, npz_path: str | Path,
                   provenance_path: str | Path) -> None:
@@ -17,8 +19,17 @@ def save_prepared(arrays: dict[str, np.ndarray], provenance: dict, npz_path: str
 
 
 def load_prepared(npz_path: str | Path) -> dict[str, np.ndarray]:
-    with np.load(npz_path) as contents:
-        return {key: contents[key] for key in contents.files}
+    """The arrays of a prepared dataset; a damaged file fails with the command that rebuilds it."""
+    try:
+        with np.load(npz_path) as contents:
+            return {key: contents[key] for key in contents.files}
+    except FileNotFoundError:
+        raise
+    except Exception as error:
+        problem = zip_damage(npz_path)
+        if problem is None:  # a sound archive that is no prepared dataset: the reader's own error
+            raise
+        raise damaged_artefact(npz_path, problem) from error
 
 
 def data_label(provenance: dict) -> str:

@@ -11,35 +11,32 @@ number of re-linearisations so far, ‖δ‖ and ‖θ_t − θ₀‖. It saves 
 
 from __future__ import annotations
 
-import hashlib
 import inspect
-import json
-import math
-import time
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import torch
-import torch.nn.functional as F
 from torch import Tensor, nn
 
 from ..data.prepared import load_prepared
-from ..data.transforms import balanced_order
 from ..linearize.functional import trainable
-from ..linearize.gauss_newton import damped_gauss_newton_step, rmse
-from ..linearize.iterative import NEVER, LinearisedTraining, has_batch_norm, train_iteratively, training_for
+from ..linearize.gauss_newton import GaussNewtonLearner, rmse
+from ..linearize.iterative import (
+    NEVER,
+    IterativeLearner,
+    LinearisedTraining,
+    has_batch_norm,
+    train_iteratively,
+    training_for,
+)
 from ..models.zoo import build_model, model_constructor
 from ..train.augment import augment
-from ..train.loop import EpochBatches, seeded_generator
-from ..train.runtime import (
-    choose_device,
-    dtype_from_name,
-    full_float32_matmuls,
-    load_checkpoint,
-    save_checkpoint,
-    seed_everything,
-)
+from ..train.batches import EpochBatches, seeded_generator
+from ..train.progress import Progress
+from ..train.runtime import choose_device, dtype_from_name, full_float32_matmuls, load_checkpoint, seed_everything
+from ..train.schedules import AtSteps, Every, Never
+from ..train.session import Checkpoint, DivergenceGuard, RunRecord, Session, run_key
+from ..train.tasks import classification_metrics, load_task
 
 
 def period_of(k) -> float:
@@ -50,18 +47,7 @@ def period_of(k) -> float:
 def classification_task(data_npz, train_size: int | None, subset_seed: int, device: torch.device) -> dict[str, Tensor]:
     """Float32 inputs with a channel axis ((N, L) signals become (N, 1, L)) and int64 labels; the
     training set cut to a class-balanced subset of ``train_size`` (nested across sizes)."""
-    arrays = load_prepared(data_npz)
-    task = {}
-    for split in ("train", "test"):
-        x = torch.as_tensor(arrays[f"x_{split}"], dtype=torch.float32)
-        task[f"x_{split}"] = x.unsqueeze(1) if x.dim() == 2 else x
-        task[f"y_{split}"] = torch.as_tensor(arrays[f"y_{split}"], dtype=torch.int64)
-    if train_size is not None:
-        if train_size > len(task["y_train"]):
-            raise ValueError(f"train_size {train_size} exceeds the {len(task['y_train'])} training examples")
-        chosen = np.sort(balanced_order(arrays["y_train"], subset_seed)[:train_size])
-        task["x_train"], task["y_train"] = task["x_train"][chosen], task["y_train"][chosen]
-    return {name: t.to(device) for name, t in task.items()}
+    return load_task(data_npz, layout="channels", train_size=train_size, subset_seed=subset_seed, device=device)
 
 
 def sized_model_spec(model: dict, x: Tensor, num_classes: int) -> dict:
@@ -72,30 +58,12 @@ def sized_model_spec(model: dict, x: Tensor, num_classes: int) -> dict:
     return {**{k: v for k, v in sizes.items() if k in accepted}, **model}
 
 
-def run_key(run: dict, seed: int, code_version: str) -> str:
-    """What a saved state must match to be resumed: the run, the seed and the library code."""
-    text = json.dumps({"run": run, "seed": seed, "code": code_version}, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-@torch.no_grad()
-def evaluate(logits_of, x: Tensor, y: Tensor, batch_size: int) -> tuple[float, float]:
-    """(accuracy, mean cross-entropy) of the logits ``logits_of(x)``, in batches."""
-    correct, loss = 0.0, 0.0
-    for start in range(0, len(x), batch_size):
-        logits = logits_of(x[start:start + batch_size]).float()
-        labels = y[start:start + batch_size]
-        correct += float((logits.argmax(1) == labels).sum())
-        loss += float(F.cross_entropy(logits, labels, reduction="sum"))
-    return correct / len(x), loss / len(x)
-
-
 def flat_norm(tensors) -> float:
     return float(torch.sqrt(sum((t.detach().double() ** 2).sum() for t in tensors)))
 
 
 class ILRun:
-    """One run of iterative linearisation as the experiments configure it.
+    """One run of iterative linearisation as the experiments configure it, on a training session.
 
     run: model (zoo spec without sizes), K (int or "inf"), optimiser (with lr), batch_size (None:
     full batch), chunk_size, steps, eval_every, eval_around_relinearisation, train_eval_size,
@@ -122,14 +90,7 @@ class ILRun:
         train_eval = run.get("train_eval_size")
         order = torch.randperm(len(self.task["y_train"]), generator=seeded_generator(seed, 2))
         self.train_eval = order[:train_eval].to(self.device) if train_eval else order.to(self.device)
-        self.records: list[dict] = []
-        self.checkpoints: dict[int, dict[str, Tensor]] = {}
-        self.first_loss: float | None = None
-        self.losses: list[Tensor] = []
-        self.diverged = False
-        self.seconds = 0.0
-
-    # --- data ---------------------------------------------------------------------------------
+        self.result: RunRecord | None = None
 
     def _statistics_batches(self):
         """The training batches BatchNorm statistics are averaged over: the first
@@ -139,127 +100,82 @@ class ILRun:
         count = min(self.run.get("bn_statistics_batches", 50), self.batches.steps_per_epoch)
         return (self.task["x_train"][order[i * size:(i + 1) * size]] for i in range(count))
 
-    def batch(self, step: int) -> tuple[Tensor, Tensor]:
-        index = self.batches(step).to(self.device)
-        x = self.task["x_train"][index]
-        spec = self.run.get("augmentation")
-        if spec:  # fresh draws every step (and so a fresh f_{θ_s}(x): nothing is cached)
-            x = augment(x, spec.get("crop_padding", 0), spec.get("flip", False), seeded_generator(self.seed, 1, step))
-        return x, self.task["y_train"][index]
+    def _augment(self, x: Tensor, step: int) -> Tensor:
+        """Fresh draws every step (and so a fresh f_{θ_s}(x): nothing is cached)."""
+        spec = self.run["augmentation"]
+        return augment(x, spec.get("crop_padding", 0), spec.get("flip", False), seeded_generator(self.seed, 1, step))
 
-    # --- records ------------------------------------------------------------------------------
+    # --- what the session measures ------------------------------------------------------------
 
-    def record(self, point: str) -> None:
+    def evaluation(self, session: Session) -> dict:
+        """Accuracy and loss of the network at θ_t and of the model being trained, on the test set
+        and on the fixed part of the training set; re-linearisations, ‖δ‖, ‖θ_t − θ₀‖."""
         training, task, size = self.training, self.task, self.run.get("eval_batch_size", 1000)
         x_fit, y_fit = task["x_train"][self.train_eval], task["y_train"][self.train_eval]
-        record = {"step": training.steps, "epoch": training.steps / self.batches.steps_per_epoch,
-                  "relinearisations": training.relinearisations, "point": point}
+        record = {"epoch": training.steps / self.batches.steps_per_epoch,
+                  "relinearisations": training.relinearisations, "point": session.point}
         for split, x, y in (("test", task["x_test"], task["y_test"]), ("train", x_fit, y_fit)):
-            record[f"{split}_accuracy_network"], record[f"{split}_loss_network"] = evaluate(
+            record[f"{split}_accuracy_network"], record[f"{split}_loss_network"] = classification_metrics(
                 training.network_logits, x, y, size)
             if isinstance(training, LinearisedTraining):
-                record[f"{split}_accuracy_linearised"], record[f"{split}_loss_linearised"] = evaluate(
+                record[f"{split}_accuracy_linearised"], record[f"{split}_loss_linearised"] = classification_metrics(
                     training.linearised_logits, x, y, size)
             else:  # ordinary training: the model being trained is the network
                 record[f"{split}_accuracy_linearised"] = record[f"{split}_accuracy_network"]
                 record[f"{split}_loss_linearised"] = record[f"{split}_loss_network"]
         now = training.parameters_now()
-        record["training_loss"] = float(torch.stack(self.losses).mean()) if self.losses else float("nan")
+        record["training_loss"] = session.mean_loss()
         record["delta_norm"] = flat_norm(training.delta.values()) if isinstance(training, LinearisedTraining) else 0.0
         record["distance_from_init"] = flat_norm(now[n] - self.initial[n] for n in now)
-        record["seconds"] = self.seconds
-        record["diverged"] = self.diverged
-        self.records.append(record)
+        record["seconds"] = session.seconds
+        record["diverged"] = session.diverged
+        return record
 
-    def checkpoint(self) -> None:
+    def checkpoint(self, session: Session) -> dict[str, Tensor]:
         """θ_t (and the buffers the network is evaluated with) at this step."""
         state = {**self.training.parameters_now(), **self.training.network_buffers()}
-        self.checkpoints[self.training.steps] = {n: t.detach().cpu().clone() for n, t in state.items()}
+        return {n: t.detach().cpu().clone() for n, t in state.items()}
 
-    # --- divergence guard ---------------------------------------------------------------------
-
-    def check_divergence(self) -> None:
-        """A run whose mean training loss since the last evaluation is not finite or exceeds
-        ``divergence_factor`` times its first loss has diverged: it stops and says so."""
-        if not self.losses:
-            return
-        mean = float(torch.stack(self.losses).mean())
-        self.diverged = not math.isfinite(mean) or mean > self.run.get("divergence_factor", 3.0) * self.first_loss
-
-    def converged(self) -> bool:
+    def converged(self, session: Session) -> bool:
         """Training accuracy of the optimised model (the linearised one for K = ∞, else the
         network) at least ``stop_at_train_accuracy`` at the last ``stop_patience`` evaluations."""
-        threshold = self.run.get("stop_at_train_accuracy")
+        threshold, patience = self.run.get("stop_at_train_accuracy"), self.run.get("stop_patience", 2)
         if threshold is None:
             return False
         column = "train_accuracy_linearised" if self.training.period == NEVER else "train_accuracy_network"
-        scheduled = [r for r in self.records if r["point"] == "scheduled"][-self.run.get("stop_patience", 2):]
-        return len(scheduled) == self.run.get("stop_patience", 2) and all(r[column] >= threshold for r in scheduled)
+        scheduled = [r for r in session.rows if r["point"] == "scheduled"][-patience:]
+        return len(scheduled) == patience and all(r[column] >= threshold for r in scheduled)
 
-    # --- resumption ---------------------------------------------------------------------------
+    # --- the run ------------------------------------------------------------------------------
 
-    def save_state(self, path, key: str) -> None:
-        save_checkpoint(path, key=key, training=self.training.state_dict(), records=self.records,
-                        checkpoints=self.checkpoints, first_loss=self.first_loss, seconds=self.seconds,
-                        losses=self.losses)
-
-    def load_state(self, path, key: str) -> bool:
-        if not path or not Path(path).exists():
-            return False
-        state = load_checkpoint(path, map_location=self.device)
-        if state.get("key") != key:
-            return False  # another run's (or another code version's) state: start afresh
-        self.training.load_state_dict(state["training"])
-        self.records, self.checkpoints = state["records"], state["checkpoints"]
-        self.first_loss, self.seconds, self.losses = state["first_loss"], state["seconds"], state["losses"]
-        return True
-
-    # --- the loop -----------------------------------------------------------------------------
+    def session(self, state_path=None, code_version: str = "") -> Session:
+        run = self.run
+        learner = IterativeLearner(self.training, self.task["x_train"], self.task["y_train"],
+                                   chunk_size=run.get("chunk_size"),
+                                   augment=self._augment if run.get("augmentation") else None,
+                                   evaluate_around=run.get("eval_around_relinearisation", False))
+        checkpoint = state_path and Checkpoint(state_path, run_key(run, self.seed, code_version),
+                                               run.get("state_every_s", 1800))
+        return Session(learner, self.batches, run["steps"], probes=[self.evaluation],
+                       evaluate_at=Every(run["eval_every"]),
+                       snapshot_at=Every(run["checkpoint_every"]) | AtSteps([run["steps"]])
+                       if run.get("checkpoint_every") else Never(),
+                       snapshot=self.checkpoint, guard=DivergenceGuard(run.get("divergence_factor", 3.0)),
+                       stop=self.converged, checkpoint=checkpoint or None,
+                       progress=Progress(run["steps"], name=f"K={run['K']}"))
 
     def train(self, state_path=None, code_version: str = "", step_budget: int | None = None) -> bool:
-        """Train to ``steps`` (or until divergence); True when done. With ``step_budget``, stop
-        after that many steps of this session and save the state (False: not done yet)."""
-        run, training = self.run, self.training
-        key = run_key(run, self.seed, code_version)
-        if not self.load_state(state_path, key):
-            self.record("scheduled")
-            if run.get("checkpoint_every"):
-                self.checkpoint()
-        around = run.get("eval_around_relinearisation", False)
-        last_save, done_here = time.monotonic(), 0
-        while training.steps < run["steps"] and not self.diverged and not self.converged():
-            if step_budget is not None and done_here >= step_budget:
-                self.save_state(state_path, key)
-                return False
-            started = time.perf_counter()
-            x, y = self.batch(training.steps + 1)
-            loss = training.step(x, y, run.get("chunk_size"))
-            self.losses.append(loss)
-            if self.first_loss is None:
-                self.first_loss = float(loss)
-            due = training.relinearisation_due()
-            self.seconds += time.perf_counter() - started
-            done_here += 1
-            if due and around:
-                self.record("before_relinearisation")
-            if due:
-                training.relinearise()
-                if around:
-                    self.record("after_relinearisation")
-            if training.steps % run["eval_every"] == 0 or training.steps == run["steps"]:
-                self.check_divergence()
-                self.record("scheduled")
-                self.losses = []
-            if run.get("checkpoint_every") and (training.steps % run["checkpoint_every"] == 0
-                                                or training.steps == run["steps"]):
-                self.checkpoint()
-            if state_path and time.monotonic() - last_save > run.get("state_every_s", 1800):
-                self.save_state(state_path, key)
-                last_save = time.monotonic()
-        return True
+        """Train to ``steps`` (or until divergence or convergence); True when done. With
+        ``step_budget``, stop after that many steps of this call and save the state (False)."""
+        self.result = self.session(state_path, code_version).run(max_steps=step_budget)
+        return self.result is not None
+
+    @property
+    def diverged(self) -> bool:
+        return self.result.diverged
 
     def frame(self) -> pd.DataFrame:
-        frame = pd.DataFrame.from_records(self.records)
+        frame = self.result.frame()
         frame["diverged"] = self.diverged
         frame["K"] = str(self.run["K"])
         frame["lr"] = self.run["optimiser"]["lr"]
@@ -271,10 +187,9 @@ class ILRun:
         return frame
 
     def checkpoint_file(self) -> dict:
-        return {"model_spec": self.model_spec, "K": str(self.run["K"]), "seed": self.seed, "steps_per_epoch": self.batches.steps_per_epoch,
-                "initial": {n: t.cpu() for n, t in self.initial.items()}, "checkpoints": self.checkpoints}
-
-
+        return {"model_spec": self.model_spec, "K": str(self.run["K"]), "seed": self.seed,
+                "steps_per_epoch": self.batches.steps_per_epoch,
+                "initial": {n: t.cpu() for n, t in self.initial.items()}, "checkpoints": self.result.snapshots}
 
 
 def il_run(data_npz, run: dict, seed: int, state_path=None, code_version: str = "",
@@ -283,11 +198,7 @@ def il_run(data_npz, run: dict, seed: int, state_path=None, code_version: str = 
     None when ``step_budget`` ran out first (the state is saved)."""
     full_float32_matmuls()
     experiment = ILRun(data_npz, run, seed)
-    if not experiment.train(state_path, code_version, step_budget):
-        return None
-    if state_path and Path(state_path).exists():
-        Path(state_path).unlink()
-    return experiment
+    return experiment if experiment.train(state_path, code_version, step_budget) else None
 
 
 def k1_identity(data_npz, check: dict) -> dict[str, float]:
@@ -390,11 +301,10 @@ def gauss_newton_run(data_npz, spec: dict, damping: float, seeds: list[int]) -> 
     for seed in seeds:
         seed_everything(seed)
         model = build_model({**spec["model"], "in_features": 1, "out_features": 1}).double()
-        finite = True
-        for _ in range(spec["iterations"]):
-            finite = damped_gauss_newton_step(model, x_train, y_train, damping, spec.get("step_size", 1.0))
-            if not finite:
-                break
+        learner = GaussNewtonLearner(model, x_train, y_train, damping, spec.get("step_size", 1.0))
+        Session(learner, EpochBatches(len(x_train), None, seed), spec["iterations"], stop=learner.stopped,
+                stop_at=Every(1)).run()
+        finite = learner.finite
         with torch.no_grad():
             fitted, predicted = model(x_train).reshape(-1), model(x_test).reshape(-1)
         rows.append({"damping": damping, "seed": seed, "finite": finite and bool(torch.isfinite(predicted).all()),

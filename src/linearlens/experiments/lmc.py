@@ -20,12 +20,15 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-from ..data.prepared import load_prepared
 from ..kernels.ntk import jacobian_from_factors
 from ..models.zoo import build_model
 from ..train.augment import augment
-from ..train.loop import batches
+from ..train.batches import GeneratorBatches
+from ..train.learners import SupervisedLearner
 from ..train.runtime import seed_everything
+from ..train.schedules import AtSteps, StepDecay
+from ..train.session import Session
+from ..train.tasks import classification_metrics, load_task
 
 
 @dataclass(frozen=True)
@@ -47,9 +50,6 @@ class Schedule:
     def from_config(cls, spec: dict) -> Schedule:
         return cls(**{**spec, "drops": tuple(spec.get("drops", ()))})
 
-    def lr_at(self, step: int) -> float:
-        return self.lr * self.factor ** sum(step >= drop for drop in self.drops)
-
 
 @dataclass
 class TrainingState:
@@ -70,22 +70,13 @@ def train(model: nn.Module, optimizer: torch.optim.Optimizer, schedule: Schedule
     """Steps ``start`` + 1 … ``end`` of cross-entropy training on shuffled epochs drawn from
     ``generator`` (which also draws the augmentation); returns the training state after each
     step in ``keep_at`` (``start`` itself included)."""
-    kept = {}
-    if start in keep_at:
-        kept[start] = snapshot(model, optimizer, start)
-    model.train()
-    stream = batches(len(x), schedule.batch_size, generator)
-    for step in range(start + 1, end + 1):
-        batch = next(stream)
-        for group in optimizer.param_groups:
-            group["lr"] = schedule.lr_at(step - 1)
-        optimizer.zero_grad(set_to_none=True)
-        images = augment(x[batch], schedule.crop_padding, schedule.flip, generator)
-        F.cross_entropy(model(images), y[batch]).backward()
-        optimizer.step()
-        if step in keep_at:
-            kept[step] = snapshot(model, optimizer, step)
-    return kept
+    learner = SupervisedLearner(
+        model, optimizer, F.cross_entropy, x, y, learning_rate=StepDecay(schedule.drops, schedule.factor),
+        augment=lambda images, step: augment(images, schedule.crop_padding, schedule.flip, generator))
+    session = Session(learner, GeneratorBatches(len(x), schedule.batch_size, generator, first_step=start + 1), end,
+                      snapshot_at=AtSteps(keep_at), snapshot=lambda s: snapshot(model, optimizer, s.step),
+                      first_step=start)
+    return session.run().snapshots
 
 
 def snapshot(model: nn.Module, optimizer: torch.optim.Optimizer, step: int) -> TrainingState:
@@ -120,18 +111,16 @@ def interpolate(first: dict, second: dict, alpha: float) -> dict:
             else first[name].clone() for name in first}
 
 
-@torch.no_grad()
-def accuracy(model: nn.Module, state: dict, x: Tensor, y: Tensor, batch_size: int = 1000) -> float:
+def accuracy_at(model: nn.Module, state: dict, x: Tensor, y: Tensor, batch_size: int = 1000) -> float:
+    """Test accuracy of ``model`` with the state dict ``state`` (BatchNorm in eval mode)."""
     model.load_state_dict(state)
     model.eval()
-    correct = sum(int((model(x[i:i + batch_size]).argmax(1) == y[i:i + batch_size]).sum())
-                  for i in range(0, len(x), batch_size))
-    return correct / len(x)
+    return classification_metrics(model, x, y, batch_size)[0]
 
 
 def interpolation_curve(model: nn.Module, first: dict, second: dict, alphas, x: Tensor, y: Tensor) -> list[dict]:
     """Test accuracy of the interpolated network at each α (α = 1 is ``first``)."""
-    return [{"alpha": float(a), "accuracy": accuracy(model, interpolate(first, second, a), x, y)} for a in alphas]
+    return [{"alpha": float(a), "accuracy": accuracy_at(model, interpolate(first, second, a), x, y)} for a in alphas]
 
 
 def accuracy_gaps(curve: list[dict]) -> dict[str, float]:
@@ -172,10 +161,7 @@ def spawn_seeds(outer: int, spawn: int, inner: int) -> tuple[int, int]:
 
 def image_task(data_npz, device: str | torch.device = "cpu") -> dict[str, Tensor]:
     """float32 images (N, C, H, W) and integer labels of a prepared image dataset, on ``device``."""
-    arrays = load_prepared(data_npz)
-    return {f"{kind}_{split}": torch.as_tensor(arrays[f"{kind}_{split}"], device=device,
-                                               dtype=torch.float32 if kind == "x" else torch.long)
-            for kind in ("x", "y") for split in ("train", "test")}
+    return load_task(data_npz, device=device)
 
 
 def new_network(run: dict, task: dict[str, Tensor], seed: int) -> nn.Module:

@@ -22,9 +22,12 @@ from ..data.prepared import load_prepared
 from ..kernels.ntk import ntk_block
 from ..kernels.trees import leaves_of, telescoped_predictions, tree_kernel_row_norms
 from ..models.zoo import build_model
-from ..train.loop import train_steps
+from ..train.batches import GeneratorBatches
+from ..train.learners import SupervisedLearner
+from ..train.losses import squared_loss
 from ..train.optimisers import build_optimiser
 from ..train.runtime import seed_everything
+from ..train.session import Session
 from ..train.trees import fit_tree_ensemble
 
 PC1 = "pc1"            # App. C.2: |PC1 − median(PC1)|
@@ -196,9 +199,10 @@ def fit_network(model, run: dict, x_train: np.ndarray, y_train: np.ndarray, seed
     """Train ``model`` on (x_train, y_train) for ``run["epochs"]`` epochs (float32, on the
     model's device)."""
     optimizer = build_optimiser(run["optimiser"], model.parameters())
-    steps = run["epochs"] * -(-len(x_train) // run["batch_size"])
-    train_steps(model, optimizer, _on_device_of(model, x_train), _on_device_of(model, y_train),
-                loss=run["loss"], steps=steps, batch_size=run["batch_size"], seed=seed, trackers=trackers)
+    batches = GeneratorBatches(len(x_train), run["batch_size"], torch.Generator().manual_seed(seed))
+    learner = SupervisedLearner(model, optimizer, lambda out, y: squared_loss(out, y, run["loss"]),
+                                _on_device_of(model, x_train), _on_device_of(model, y_train), trackers=trackers)
+    Session(learner, batches, run["epochs"] * batches.steps_per_epoch).run()
     return model
 
 

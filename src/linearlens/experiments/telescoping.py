@@ -9,31 +9,23 @@ from __future__ import annotations
 import pandas as pd
 import torch
 
-from ..data.prepared import load_prepared
 from ..linearize.smoother import smoother_for
 from ..linearize.telescoping import TelescopingTracker
 from ..models.zoo import build_model
-from ..train.loop import log_schedule, train_steps
+from ..train.batches import GeneratorBatches
+from ..train.learners import SupervisedLearner
 from ..train.losses import squared_loss
-from ..train.optimisers import build_optimiser, linear_warmup
+from ..train.optimisers import build_optimiser
 from ..train.runtime import default_dtype, dtype_from_name, seed_everything
+from ..train.schedules import Every, Warmup, log_spaced
+from ..train.session import Session
+from ..train.tasks import accuracy, load_task
 
 
 def task_tensors(data_npz, device: str | torch.device = "cpu") -> dict[str, torch.Tensor]:
     """Flattened float64 inputs and float64 targets ({0, 1} labels of a binary task, or real
-    values) of a prepared dataset, on ``device``."""
-    arrays = load_prepared(data_npz)
-    task = {}
-    for split in ("train", "test"):
-        x = torch.as_tensor(arrays[f"x_{split}"], dtype=torch.float64, device=device)
-        task[f"x_{split}"] = x.reshape(len(x), -1)
-        task[f"y_{split}"] = torch.as_tensor(arrays[f"y_{split}"], dtype=torch.float64, device=device)
-    return task
-
-
-def accuracy(predictions: torch.Tensor, labels: torch.Tensor) -> float:
-    """0/1 labels, threshold 0.5 (paper: y ∈ [0, 1])."""
-    return float(((predictions > 0.5).double() == labels).double().mean())
+    values; accuracy thresholds a scalar output at 0.5, the paper's y ∈ [0, 1])."""
+    return load_task(data_npz, dtype=torch.float64, layout="flat", targets="values", device=device)
 
 
 def approximation_run(data_npz, run: dict, seed: int, device: str | torch.device = "cpu") -> pd.DataFrame:
@@ -46,28 +38,24 @@ def approximation_run(data_npz, run: dict, seed: int, device: str | torch.device
     model_spec = {"name": "mlp", "hidden": run["hidden"], "activation": run["activation"],
                   "init_scale": run.get("init_scale", 1.0), "sigmoid_output": run.get("sigmoid", False)}
     with default_dtype("float64"):
-        task, model, optimizer, scheduler = _start(data_npz, model_spec, run, seed, device)
+        task, model, optimizer = _start(data_npz, model_spec, run, seed, device)
         tracker = TelescopingTracker(model, task["x_test"])
-        logged = set(log_schedule(run["steps"], run["log_points"]))
-        records = [_approximation_record(0, model, tracker, task, run["loss"])]
 
-        def record(step, batch):
-            if step in logged:
-                records.append(_approximation_record(step, model, tracker, task, run["loss"]))
+        def approximation(session):
+            return _approximation_record(model, tracker, task, run["loss"])
 
-        train_steps(model, optimizer, task["x_train"], task["y_train"], loss=run["loss"],
-                    steps=run["steps"], batch_size=run["batch_size"], seed=seed, scheduler=scheduler,
-                    trackers=[tracker], after_step=record)
-    return pd.DataFrame.from_records(records)
+        record = Session(_learner(model, optimizer, task, run, [tracker]), _batches(task, run, seed), run["steps"],
+                         probes=[approximation], evaluate_at=log_spaced(run["steps"], run["log_points"])).run()
+    return record.frame()
 
 
-def _approximation_record(step, model, tracker, task, loss) -> dict:
+def _approximation_record(model, tracker, task, loss) -> dict:
     with torch.no_grad():
         network = model(task["x_test"]).reshape(-1)
         train_loss = float(squared_loss(model(task["x_train"]), task["y_train"], loss))
     telescoped, linearised = tracker.telescoped, tracker.linearised()
     labels = task["y_test"]
-    return {"step": step, "train_loss": train_loss,
+    return {"train_loss": train_loss,
             "error_telescoping": float((network - telescoped).abs().mean()),
             "error_linearised": float((network - linearised).abs().mean()),
             "accuracy_network": accuracy(network, labels),
@@ -75,32 +63,41 @@ def _approximation_record(step, model, tracker, task, loss) -> dict:
             "accuracy_linearised": accuracy(linearised, labels)}
 
 
-
-
 def _start(data_npz, model_spec: dict, run: dict, seed: int, device):
-    """The float64 task, the seeded scalar network (sizes taken from the data), its optimiser
-    and warm-up schedule, all on ``device``: what every run of this paper begins with."""
+    """The float64 task, the seeded scalar network (sizes taken from the data) and its
+    optimiser, all on ``device``: what every run of this paper begins with."""
     task = task_tensors(data_npz, device)
     seed_everything(seed)
     spec = {**model_spec, "in_features": task["x_train"].shape[1]}
     if spec["name"] == "mlp":
         spec["out_features"] = 1
     model = build_model(spec).to(device)  # initialised on the CPU: the same weights everywhere
-    optimizer = build_optimiser(run["optimiser"], model.parameters())
-    return task, model, optimizer, linear_warmup(optimizer, run.get("warmup_steps", 0))
+    return task, model, build_optimiser(run["optimiser"], model.parameters())
+
+
+def _learner(model, optimizer, task, run: dict, trackers) -> SupervisedLearner:
+    """The squared loss of the run's scale, the warm-up, and the trackers carried along."""
+    return SupervisedLearner(model, optimizer, lambda out, y: squared_loss(out, y, run["loss"]),
+                             task["x_train"], task["y_train"], learning_rate=Warmup(run.get("warmup_steps", 0)),
+                             trackers=trackers)
+
+
+def _batches(task, run: dict, seed: int) -> GeneratorBatches:
+    return GeneratorBatches(len(task["x_train"]), run["batch_size"], torch.Generator().manual_seed(seed))
 
 
 class EarlyStop:
     """The double-descent stopping rule (after BHMM19), asked at the end of each epoch: stop when
     the training accuracy is 100% or the training loss has not improved by more than
-    ``min_improvement`` for ``patience_epochs`` epochs."""
+    ``min_improvement`` for ``patience_epochs`` epochs. ``fit()`` gives (loss, accuracy)."""
 
-    def __init__(self, patience_epochs: int, min_improvement: float, at_full_train_accuracy: bool = True):
-        self.patience, self.min_improvement = patience_epochs, min_improvement
+    def __init__(self, fit, patience_epochs: int, min_improvement: float, at_full_train_accuracy: bool = True):
+        self.fit, self.patience, self.min_improvement = fit, patience_epochs, min_improvement
         self.at_full_train_accuracy = at_full_train_accuracy
         self.best, self.since_best = float("inf"), 0
 
-    def __call__(self, train_loss: float, train_accuracy: float) -> bool:
+    def __call__(self, session) -> bool:
+        train_loss, train_accuracy = self.fit()
         if self.at_full_train_accuracy and train_accuracy == 1.0:
             return True
         if train_loss < self.best - self.min_improvement:
@@ -108,6 +105,12 @@ class EarlyStop:
         else:
             self.since_best += 1
         return self.since_best >= self.patience
+
+    def state_dict(self) -> dict:
+        return {"best": self.best, "since_best": self.since_best}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.best, self.since_best = state["best"], state["since_best"]
 
 
 def smoother_run(data_npz, run: dict, seed: int, device: str | torch.device = "cpu") -> pd.DataFrame:
@@ -120,46 +123,43 @@ def smoother_run(data_npz, run: dict, seed: int, device: str | torch.device = "c
     max_epochs epochs).
     """
     with default_dtype("float64"):
-        task, model, optimizer, scheduler = _start(data_npz, run["model"], run, seed, device)
+        task, model, optimizer = _start(data_npz, run["model"], run, seed, device)
         smoother = smoother_for(model, optimizer, task["x_train"], task["x_test"], run["loss"],
                                 dtype_from_name(run.get("product_dtype", "float64")))
         n = len(task["x_train"])
-        steps_per_epoch = -(-n // run["batch_size"])
+        batches = _batches(task, run, seed)
         stopping = run.get("stopping")
-        steps = stopping["max_epochs"] * steps_per_epoch if stopping else run["steps"]
-        stop = EarlyStop(stopping["patience_epochs"], stopping["min_improvement"],
-                         stopping.get("at_full_train_accuracy", True)) if stopping else None
-        logged = set(log_schedule(steps, run["log_points"]))
+        steps = stopping["max_epochs"] * batches.steps_per_epoch if stopping else run["steps"]
         binary = bool(((task["y_train"] == 0) | (task["y_train"] == 1)).all())
-        records = [_smoother_record(0, model, smoother, task, run["loss"], binary)]
 
-        def after_step(step, batch):
-            epoch_end = stop is not None and step % steps_per_epoch == 0
-            if step not in logged and not epoch_end:
-                return False
-            record = _smoother_record(step, model, smoother, task, run["loss"], binary)
-            stopping_now = epoch_end and stop(record["train_loss"], record["train_accuracy"])
-            if step in logged or stopping_now:
-                records.append(record)
-            return stopping_now
+        def smoother_fit(session):
+            return _smoother_record(model, smoother, task, run["loss"], binary)
 
-        train_steps(model, optimizer, task["x_train"], task["y_train"], loss=run["loss"], steps=steps,
-                    batch_size=run["batch_size"], seed=seed, scheduler=scheduler,
-                    trackers=[smoother], after_step=after_step)
-    frame = pd.DataFrame.from_records(records)
-    frame["epoch"] = frame["step"] / steps_per_epoch
+        stop = EarlyStop(lambda: _train_fit(model, task, run["loss"]), stopping["patience_epochs"],
+                         stopping["min_improvement"], stopping.get("at_full_train_accuracy", True)) if stopping else None
+        record = Session(_learner(model, optimizer, task, run, [smoother]), batches, steps, probes=[smoother_fit],
+                         evaluate_at=log_spaced(steps, run["log_points"]), stop=stop,
+                         stop_at=Every(batches.steps_per_epoch)).run()
+    frame = record.frame()
+    frame["epoch"] = frame["step"] / batches.steps_per_epoch
     frame["parameters"] = sum(p.numel() for p in model.parameters() if p.requires_grad)
     frame["n_train"] = n
     return frame
 
 
-def _smoother_record(step, model, smoother, task, loss, binary) -> dict:
+@torch.no_grad()
+def _train_fit(model, task, loss) -> tuple[float, float]:
+    """(training loss, training accuracy) of the network now."""
+    f_train = model(task["x_train"]).reshape(-1)
+    return float(squared_loss(f_train, task["y_train"], loss)), accuracy(f_train, task["y_train"])
+
+
+def _smoother_record(model, smoother, task, loss, binary) -> dict:
     with torch.no_grad():
         f_train, f_test = model(task["x_train"]).reshape(-1), model(task["x_test"]).reshape(-1)
     s_train, s_test = smoother.predictions(task["y_train"])
     p_train, p_test = smoother.effective_parameters()
-    record = {"step": step,
-              "train_loss": float(squared_loss(f_train, task["y_train"], loss)),
+    record = {"train_loss": float(squared_loss(f_train, task["y_train"], loss)),
               "train_mse": float(((f_train - task["y_train"]) ** 2).mean()),
               "test_mse": float(((f_test - task["y_test"]) ** 2).mean()),
               "p_train": p_train, "p_test": p_test,

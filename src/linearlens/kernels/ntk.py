@@ -253,7 +253,7 @@ def _functional_factors(model, x, outputs, modules, covered) -> dict[str, DenseF
     for name in modules:
         own = [key for key in wanted if key.startswith(prefix[name]) and "." not in key[len(prefix[name]):]]
         if own:
-            factors[name] = DenseFactor(torch.cat([jacobians[key].flatten(2) for key in own], dim=2))
+            factors[name] = DenseFactor(torch.cat([jacobians[key] for key in own], dim=2))
     return factors
 
 
@@ -489,8 +489,9 @@ def ntk_diagonal(model: nn.Module, x: Tensor, *, output: str | int = "full",
 
 def _jacobians(model: nn.Module, x: Tensor, wanted: dict[str, Tensor],
                outputs: list[int] | None = None) -> dict[str, Tensor]:
-    """Per-example Jacobians (n, c, *shape) of the chosen outputs over the ``wanted`` parameters
-    (by name), the others held fixed: torch.func, vmap over jacrev."""
+    """Per-example Jacobians (n, c, numel) of the chosen outputs over the ``wanted`` parameters
+    (by name), the others held fixed: torch.func, vmap over jacrev. Flattened by each
+    parameter's size, not by flatten(2): a 0-dim parameter's Jacobian has no third axis."""
     fixed = {name: p.detach() for name, p in model.named_parameters()}
     buffers = dict(model.named_buffers())
     index = None if outputs is None else torch.as_tensor(outputs, device=x.device)
@@ -499,7 +500,8 @@ def _jacobians(model: nn.Module, x: Tensor, wanted: dict[str, Tensor],
         out = _flat_outputs(functional_call(model, ({**fixed, **params}, buffers), (example.unsqueeze(0),)))[0]
         return out if index is None else out[index]
 
-    return vmap(jacrev(single), in_dims=(None, 0))(wanted, x)
+    jacobians = vmap(jacrev(single), in_dims=(None, 0))(wanted, x)  # (n, c, *shape) each
+    return {name: j.reshape(*j.shape[:2], wanted[name].numel()) for name, j in jacobians.items()}
 
 
 @full_float32()
@@ -552,7 +554,7 @@ def per_example_jacobian(model: nn.Module, x: Tensor, chunk_size: int = 256) -> 
     ``empirical_ntk`` replaces: the tests' reference and the benchmark's baseline."""
     trainable = {name: p.detach() for name, p in model.named_parameters() if p.requires_grad}
     blocks = [_jacobians(model, part, trainable) for _, part in _chunks(x, chunk_size)]
-    return torch.cat([torch.cat([j.flatten(2) for j in block.values()], dim=2) for block in blocks])
+    return torch.cat([torch.cat(list(block.values()), dim=2) for block in blocks])
 
 
 @full_float32()

@@ -46,3 +46,22 @@ def damped_gauss_newton_step(model: nn.Module, x: Tensor, y: Tensor, damping: fl
 
 def rmse(predictions: Tensor, targets: Tensor) -> float:
     return float(torch.sqrt(((predictions.reshape(-1) - targets.reshape(-1)) ** 2).mean()))
+
+
+class GaussNewtonLearner:
+    """Damped Gauss-Newton as a training session's learner: every step is full batch (the
+    session's indices are ignored) and ``finite`` says whether the last step could be taken
+    (a stopping rule ends the run when it could not)."""
+
+    def __init__(self, model: nn.Module, x: Tensor, y: Tensor, damping: float, step_size: float = 1.0):
+        self.model, self.x, self.y, self.damping, self.step_size = model, x, y, damping, step_size
+        self.finite = True
+
+    def step(self, indices: Tensor, step: int) -> Tensor:
+        with torch.no_grad():
+            loss = ((self.model(self.x).reshape(-1) - self.y.reshape(-1)) ** 2).mean()
+        self.finite = damped_gauss_newton_step(self.model, self.x, self.y, self.damping, self.step_size)
+        return loss
+
+    def stopped(self, session) -> bool:
+        return not self.finite

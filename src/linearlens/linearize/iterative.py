@@ -32,6 +32,7 @@ from torch.func import functional_call, jvp
 from torch.nn.modules.batchnorm import _BatchNorm
 
 from ..train.optimisers import build_optimiser
+from ..train.session import Session
 from .functional import trainable
 
 Loss = Callable[[Tensor, Tensor], Tensor]
@@ -293,14 +294,44 @@ def training_for(model: nn.Module, optimiser: dict, period: float, *, linearise_
     return LinearisedTraining(model, optimiser, period, **options)
 
 
+class IterativeLearner:
+    """Algorithm 1 as a training session's learner (``train.session``): one step of ``training``
+    on the batch (augmented by ``augment(x, step)`` when given), and between steps, whenever
+    t mod K = 0, a re-linearisation; with ``evaluate_around``, the session evaluates its probes
+    just before and just after it."""
+
+    def __init__(self, training: Training, x: Tensor, y: Tensor, *, chunk_size: int | None = None,
+                 augment: Callable[[Tensor, int], Tensor] | None = None, evaluate_around: bool = False):
+        self.training, self.x, self.y = training, x, y
+        self.chunk_size, self.augment, self.evaluate_around = chunk_size, augment, evaluate_around
+        self.device = x.device
+
+    def step(self, indices: Tensor, step: int) -> Tensor:
+        indices = indices.to(self.device)
+        x = self.x[indices]
+        if self.augment is not None:
+            x = self.augment(x, step)
+        return self.training.step(x, self.y[indices], self.chunk_size)
+
+    def after_step(self, session) -> None:
+        if not self.training.relinearisation_due():
+            return
+        if self.evaluate_around:
+            session.evaluate("before_relinearisation")
+        self.training.relinearise()
+        if self.evaluate_around:
+            session.evaluate("after_relinearisation")
+
+    def state_dict(self) -> dict:
+        return self.training.state_dict()
+
+    def load_state_dict(self, state: dict) -> None:
+        self.training.load_state_dict(state)
+
+
 def train_iteratively(training: Training, x: Tensor, y: Tensor, batches: Callable[[int], Tensor], steps: int,
-                      chunk_size: int | None = None) -> list[float]:
+                      chunk_size: int | None = None) -> None:
     """Algorithm 1 without evaluation: ``steps`` optimiser steps on the batches ``batches(t)``,
-    re-linearising whenever t mod K = 0. Returns the batch losses."""
-    losses = []
-    for _ in range(steps):
-        batch = batches(training.steps + 1)
-        losses.append(float(training.step(x[batch], y[batch], chunk_size)))
-        if training.relinearisation_due():
-            training.relinearise()
-    return losses
+    re-linearising whenever t mod K = 0."""
+    Session(IterativeLearner(training, x, y, chunk_size=chunk_size), batches, training.steps + steps,
+            first_step=training.steps).run()

@@ -119,11 +119,13 @@ class Smoother:
 
 class LabelJacobianSmoother(Smoother):
     """Any supported optimiser: torch SGD (heavy-ball, dampening, Nesterov, coupled decay),
-    ``EMAMomentumSGD`` (bias-corrected EMA momentum), Adam and AdamW.
+    ``EMAMomentumSGD`` (bias-corrected EMA momentum), Adam and AdamW; any other is refused when
+    the smoother is built (``MIRRORED_OPTIONS``).
     Call ``before_step(batch)`` before and ``after_step()`` after every ``optimizer.step()``."""
 
     def __init__(self, model, optimizer: torch.optim.Optimizer, x_train, x_eval, loss: str,
                  product_dtype: torch.dtype = torch.float64):
+        _check_mirrored(optimizer, type(self).__name__)
         super().__init__(model, x_train, x_eval, loss, product_dtype)
         self.optimizer = _single_group(optimizer, model)
         theta = flat_parameters(model).double()
@@ -201,12 +203,10 @@ class SGDKernelSmoother(Smoother):
 
     def __init__(self, model, optimizer: torch.optim.Optimizer, x_train, x_eval, loss: str,
                  product_dtype: torch.dtype = torch.float64):
+        _check_mirrored(optimizer, type(self).__name__)
+        _check_plain_sgd(optimizer)
         super().__init__(model, x_train, x_eval, loss, product_dtype)
         self.optimizer = _single_group(optimizer, model)
-        group = self.optimizer.param_groups[0]
-        if type(self.optimizer) is not torch.optim.SGD or group["momentum"] or group["weight_decay"]:
-            raise ValueError("SGDKernelSmoother mirrors plain SGD only (no momentum, no weight "
-                             "decay); use LabelJacobianSmoother")
         self._kernel = self._batch = None
 
     def before_step(self, batch: Tensor) -> None:
@@ -231,9 +231,48 @@ def _single_group(optimizer: torch.optim.Optimizer, model: nn.Module) -> torch.o
             any(a is not b for a, b in zip(optimised, params)):
         raise ValueError("the smoother needs one optimiser parameter group with the model's "
                          "trainable parameters in model.named_parameters() order")
-    if groups[0].get("amsgrad") or groups[0].get("maximize"):
-        raise ValueError("amsgrad and maximize are not mirrored by the smoother")
     return optimizer
+
+
+# The optimisers the smoother mirrors, by exact type (a subclass may change the update), with the
+# options it replays. Any other option must be off (falsy): e.g. amsgrad and maximize, which change
+# the update, and any flag a later torch adds. foreach, fused, capturable and differentiable only
+# choose how the same update is computed.
+_ADAM_OPTIONS = {"lr", "betas", "eps", "weight_decay", "decoupled_weight_decay"}
+MIRRORED_OPTIONS: dict[type, set[str]] = {
+    torch.optim.SGD: {"lr", "momentum", "dampening", "weight_decay", "nesterov"},
+    EMAMomentumSGD: {"lr", "momentum", "weight_decay"},
+    torch.optim.Adam: _ADAM_OPTIONS,
+    torch.optim.AdamW: _ADAM_OPTIONS,
+}
+IMPLEMENTATION_OPTIONS = {"foreach", "fused", "capturable", "differentiable"}
+
+
+def _check_mirrored(optimizer: torch.optim.Optimizer, smoother_name: str) -> None:
+    """Refuse, before any step, an optimiser whose update the smoother would replay wrongly."""
+    kind = type(optimizer)
+    if kind not in MIRRORED_OPTIONS:
+        mirrored = ", ".join(k.__name__ for k in MIRRORED_OPTIONS)
+        raise ValueError(f"{smoother_name} cannot mirror {kind.__name__}: it mirrors exactly {mirrored} "
+                         "(not subclasses, whose update may differ)")
+    known = MIRRORED_OPTIONS[kind] | IMPLEMENTATION_OPTIONS
+    for group in optimizer.param_groups:
+        # The constructor's options only: a group also holds keys such as a scheduler's initial_lr.
+        for option in sorted(optimizer.defaults.keys() - known):
+            if group.get(option):
+                raise ValueError(f"{smoother_name} cannot mirror {kind.__name__} with "
+                                 f"{option}={group[option]!r}")
+
+
+def _check_plain_sgd(optimizer: torch.optim.Optimizer) -> None:
+    group = optimizer.param_groups[0]
+    if type(optimizer) is not torch.optim.SGD:
+        raise ValueError(f"SGDKernelSmoother mirrors plain SGD only, not {type(optimizer).__name__}; "
+                         "use LabelJacobianSmoother")
+    for option in ("momentum", "weight_decay"):
+        if group[option]:
+            raise ValueError("SGDKernelSmoother mirrors plain SGD only, not SGD with "
+                             f"{option}={group[option]!r}; use LabelJacobianSmoother")
 
 
 def smoother_for(model: nn.Module, optimizer: torch.optim.Optimizer, x_train: Tensor, x_eval: Tensor,

@@ -55,8 +55,3 @@ def build_optimiser(spec: dict, params) -> torch.optim.Optimizer:
         arguments["betas"] = tuple(arguments["betas"])
     return OPTIMISERS[name](params, **arguments)
 
-
-def linear_warmup(optimizer: torch.optim.Optimizer, steps: int) -> torch.optim.lr_scheduler.LambdaLR:
-    """The learning rate rises linearly over the first ``steps`` steps (step t uses t/steps of it)."""
-    return torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda done: min(1.0, (done + 1) / steps) if steps > 0 else 1.0)

@@ -11,6 +11,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from ..data.damaged import damaged_artefact, zip_damage
+
 
 def choose_device(name: str = "auto") -> torch.device:
     """``auto`` picks CUDA when available; ``cuda`` insists on it and fails clearly without it."""
@@ -82,4 +84,15 @@ def save_checkpoint(path: str | Path, **state) -> None:
 
 
 def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") -> dict:
-    return torch.load(path, map_location=map_location, weights_only=False)
+    """A checkpoint's state; a damaged file fails with the command that rebuilds it."""
+    try:
+        return torch.load(path, map_location=map_location, weights_only=False)
+    except FileNotFoundError:
+        raise
+    except Exception as error:
+        # torch.save writes a zip archive; only a broken archive is damage. A sound one that fails
+        # to load (a CUDA tensor on a CPU machine) keeps torch's own error.
+        problem = zip_damage(path)
+        if problem is None:
+            raise
+        raise damaged_artefact(path, problem) from error

@@ -1,0 +1,159 @@
+"""What a session trains (``train.session``): one optimiser step on the mini-batch of given
+training indices, and a state to save and resume.
+
+- ``SupervisedLearner``: a module, a torch optimiser, a loss, the training tensors, optional
+  augmentation (drawn from a generator seeded by the step, or from the batch order's generator:
+  both are part of a saved state), the learning rate of each step (a multiplier of the optimiser's configured rate,
+  ``train.schedules``), and trackers that see every step (the telescoping
+  accumulator, the smoother: ``before_step(indices)`` before the optimiser step and
+  ``after_step()`` after it).
+- ``LockstepLearner``: M models of one architecture trained together as one batched computation
+  (``torch.func.vmap`` over stacked parameters), each on its own copy of the training set that
+  may differ in known examples (Karp ch. 2's S and S′), with the same batch indices at every step.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Sequence
+
+import torch
+from torch import Tensor, nn
+from torch.func import functional_call, vmap
+
+from .schedules import constant
+
+Loss = Callable[[Tensor, Tensor], Tensor]
+
+
+def keep_initial_learning_rates(optimizer: torch.optim.Optimizer) -> None:
+    """Record each group's configured rate as ``initial_lr`` (torch's schedulers' key), unless a
+    loaded state already carries it: it travels with the optimiser's state."""
+    for group in optimizer.param_groups:
+        group.setdefault("initial_lr", group["lr"])
+
+
+def set_learning_rates(optimizer: torch.optim.Optimizer, multiplier: float) -> None:
+    for group in optimizer.param_groups:
+        group["lr"] = group["initial_lr"] * multiplier
+
+
+class SupervisedLearner:
+    def __init__(self, model: nn.Module, optimizer: torch.optim.Optimizer, loss: Loss, x: Tensor, y: Tensor, *,
+                 learning_rate: Callable[[int], float] = constant, augment: Callable[[Tensor, int], Tensor] | None = None,
+                 trackers: Sequence = ()):
+        self.model, self.optimizer, self.loss, self.x, self.y = model, optimizer, loss, x, y
+        self.learning_rate, self.augment, self.trackers = learning_rate, augment, list(trackers)
+        keep_initial_learning_rates(optimizer)
+        self.device = x.device
+
+    def step(self, indices: Tensor, step: int) -> Tensor:
+        set_learning_rates(self.optimizer, self.learning_rate(step))
+        for tracker in self.trackers:
+            tracker.before_step(indices)
+        self.model.train()
+        self.optimizer.zero_grad(set_to_none=True)
+        inputs = self.x[indices]
+        if self.augment is not None:
+            inputs = self.augment(inputs, step)
+        loss = self.loss(self.model(inputs), self.y[indices])
+        loss.backward()
+        self.optimizer.step()
+        for tracker in self.trackers:
+            tracker.after_step()
+        return loss.detach()
+
+    def snapshot(self) -> dict:
+        """The model's and the optimiser's state (copies)."""
+        return {"model": copy.deepcopy(self.model.state_dict()), "optimizer": copy.deepcopy(self.optimizer.state_dict())}
+
+    def state_dict(self) -> dict:
+        unsaved = [type(t).__name__ for t in self.trackers if not hasattr(t, "state_dict")]
+        if unsaved:
+            raise TypeError(f"cannot save a training state: the trackers {unsaved} have no state_dict")
+        return {**self.snapshot(), "trackers": [t.state_dict() for t in self.trackers]}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.model.load_state_dict(state["model"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        for tracker, saved in zip(self.trackers, state["trackers"]):
+            tracker.load_state_dict(saved)
+
+
+def stacked(states: Sequence[dict[str, Tensor]]) -> dict[str, Tensor]:
+    """{name: tensor with a leading member axis} of M parameter dicts of one architecture."""
+    return {name: torch.stack([state[name].detach() for state in states]) for name in states[0]}
+
+
+def unstacked(params: dict[str, Tensor], member: int) -> dict[str, Tensor]:
+    return {name: tensor[member].detach().clone() for name, tensor in params.items()}
+
+
+def swapped_datasets(x: Tensor, y: Tensor, swaps: Sequence[dict[int, tuple[Tensor, Tensor]]]) -> tuple[Tensor, Tensor]:
+    """Stacked copies (M, n, …) of one training set, member m with example i replaced by
+    ``swaps[m][i] = (x_i, y_i)`` (an empty dict: the set itself)."""
+    xs, ys = x.expand(len(swaps), *x.shape).clone(), y.expand(len(swaps), *y.shape).clone()
+    for member, replacements in enumerate(swaps):
+        for index, (x_new, y_new) in replacements.items():
+            xs[member, index], ys[member, index] = x_new, y_new
+    return xs, ys
+
+
+class LockstepLearner:
+    """M members (parameters ``member_params``, buffers-free architecture ``model``) trained in
+    lockstep: member m steps on ``x[m][indices]``, ``y[m][indices]``. One backward pass of the
+    summed member losses gives every member its own gradient; the optimiser (``optimizer_of``
+    applied to the stacked tensors) must update elementwise (SGD, Adam, …), so that each member's
+    update is exactly the update it would take alone."""
+
+    def __init__(self, model: nn.Module, member_params: Sequence[dict[str, Tensor]],
+                 optimizer_of: Callable[[list[Tensor]], torch.optim.Optimizer], loss: Loss, x: Tensor, y: Tensor, *,
+                 learning_rate: Callable[[int], float] = constant):
+        if any(True for _ in model.buffers()):
+            raise ValueError("lockstep training needs a model without buffers (BatchNorm's running "
+                             "statistics are not stacked per member)")
+        if len(x) != len(member_params) or len(y) != len(member_params):
+            raise ValueError(f"{len(member_params)} members need {len(member_params)} stacked training sets, "
+                             f"got {len(x)} inputs and {len(y)} targets")
+        self.model, self.loss, self.x, self.y = model, loss, x, y
+        self.params = {name: t.clone().requires_grad_(True) for name, t in stacked(member_params).items()}
+        self.optimizer = optimizer_of(list(self.params.values()))
+        self.learning_rate = learning_rate
+        keep_initial_learning_rates(self.optimizer)
+        self.device = x.device
+        self.member_losses: Tensor | None = None
+
+    @property
+    def members(self) -> int:
+        return len(self.x)
+
+    def outputs(self, inputs: Tensor, params: dict[str, Tensor] | None = None) -> Tensor:
+        """Every member's outputs on its own inputs (M, B, …)."""
+        return vmap(lambda p, xb: functional_call(self.model, p, (xb,)))(params or self.params, inputs)
+
+    def step(self, indices: Tensor, step: int) -> Tensor:
+        set_learning_rates(self.optimizer, self.learning_rate(step))
+        self.model.train()
+        self.optimizer.zero_grad(set_to_none=True)
+        outputs = self.outputs(self.x[:, indices])
+        losses = vmap(self.loss)(outputs, self.y[:, indices])
+        losses.sum().backward()
+        self.optimizer.step()
+        self.member_losses = losses.detach()
+        return self.member_losses.mean()
+
+    def member(self, m: int) -> dict[str, Tensor]:
+        return unstacked(self.params, m)
+
+    def snapshot(self) -> list[dict[str, Tensor]]:
+        return [self.member(m) for m in range(self.members)]
+
+    def state_dict(self) -> dict:
+        return {"params": {n: t.detach().clone() for n, t in self.params.items()},
+                "optimizer": copy.deepcopy(self.optimizer.state_dict())}
+
+    def load_state_dict(self, state: dict) -> None:
+        with torch.no_grad():
+            for name, tensor in self.params.items():
+                tensor.copy_(state["params"][name])
+        self.optimizer.load_state_dict(state["optimizer"])
