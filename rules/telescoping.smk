@@ -12,6 +12,8 @@ rule telescoping_approximation_run:
     params:
         run=lambda w: canonical(APPROXIMATION_RUNS[(w.setting, w.lr)]),
         device=config["device"],
+        # the run's resumable state while it trains (not an output: it survives a killed job)
+        state=lambda w: f"results/telescoping/state/approximation/{w.setting}/lr{w.lr}/seed{w.seed}.pt",
     log:
         "results/logs/telescoping/approximation/{setting}/lr{lr}/seed{seed}.log",
     benchmark:
@@ -38,6 +40,7 @@ rule telescoping_smoother_run:
     params:
         run=lambda w: canonical(SMOOTHER_RUNS[w.family][w.setting]),
         device=config["device"],
+        state=lambda w: f"results/telescoping/state/{w.family}/{w.setting}/seed{w.seed}.pt",
     log:
         "results/logs/telescoping/{family}/{setting}/seed{seed}.log",
     benchmark:
@@ -120,6 +123,7 @@ rule telescoping_lmc_pretrain:
     params:
         run=lambda w: canonical(LMC_BRANCHES["pretrained"]),
         device=config["device"],
+        state=lambda w: f"results/telescoping/state/lmc/pretrained/seed{w.seed}/pretrain.pt",
     log:
         "results/logs/telescoping/lmc/pretrained/seed{seed}/pretrain.log",
     benchmark:
@@ -147,6 +151,7 @@ rule telescoping_lmc_parent:
     params:
         run=lambda w: canonical(LMC_BRANCHES[w.branch]),
         device=config["device"],
+        state=lambda w: f"results/telescoping/state/lmc/{w.branch}/seed{w.seed}/parent.pt",
     log:
         "results/logs/telescoping/lmc/{branch}/seed{seed}/parent.log",
     benchmark:

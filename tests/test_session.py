@@ -5,6 +5,8 @@ import logging
 import os
 import re
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -18,7 +20,7 @@ from linearlens.train.batches import EpochBatches, GeneratorBatches, seeded_gene
 from linearlens.train.learners import LockstepLearner, SupervisedLearner, swapped_datasets
 from linearlens.train.progress import Progress
 from linearlens.train.schedules import AnyOf, AtSteps, Every, LossThresholds, StepDecay, Warmup, log_steps
-from linearlens.train.session import Checkpoint, DivergenceGuard, Session, TrainingInterrupted
+from linearlens.train.session import Checkpoint, DivergenceGuard, Scheduled, Session, TrainingInterrupted
 from linearlens.train.tasks import accuracy
 
 
@@ -255,7 +257,61 @@ def test_the_readme_session_example_runs(tmp_path):
     block = re.search(r"```python\n# a training run[^\n]*\n(.*?)```", readme, re.S).group(1)
     x, y = toy_task()
     names = {"model": new_model(), "x_train": x[:30], "y_train": y[:30], "x_test": x[30:], "y_test": y[30:],
-             "seed": 0, "steps": 12, "state_path": tmp_path / "state.pt", "run": {"lr": 0.1}, "code_version": "v1"}
+             "seed": 0, "steps": 12, "state_path": tmp_path / "state.pt", "run": {"lr": 0.1}, "inputs_version": "v1"}
     exec(compile(README_IMPORTS + block, "README.md", "exec"), names)
     frame = names["record"].frame()
     assert list(frame.columns) == ["step", "test_accuracy", "train_loss"] and frame["step"].iloc[-1] == 12
+
+
+def test_a_probe_with_its_own_schedule_runs_only_then():
+    x, y = toy_task()
+    model = new_model()
+    learner = SupervisedLearner(model, torch.optim.SGD(model.parameters(), lr=0.1), F.cross_entropy, x, y)
+    calls = []
+
+    def gram(session):
+        calls.append(session.step)
+        return {"gram_trace": float(sum(p.detach().pow(2).sum() for p in model.parameters()))}
+
+    record = Session(learner, EpochBatches(len(x), 10, 0), 12, probes=[Fit(model, x, y), Scheduled(gram, AtSteps([0, 7]))],
+                     evaluate_at=Every(4), snapshot_at=Every(6)).run()
+    assert [row["step"] for row in record.rows] == [0, 4, 7, 8, 12]
+    assert calls == [0, 7, 12]  # and at the last step, where every probe runs
+    assert "gram_trace" not in record.rows[1] and "accuracy" not in record.rows[2]
+    assert sorted(record.snapshots) == [0, 6, 12]
+
+
+SLOW_RUN = """
+import logging, sys, time
+logging.basicConfig(level=logging.INFO)
+sys.path.insert(0, {tests!r})
+from test_session import augmented_session
+
+session, _ = augmented_session({state!r})
+session.probes.append(lambda s: time.sleep(0.05) or {{}})  # slow enough to be stopped mid-run
+session.progress.every_s = 0
+session.run()
+"""
+
+
+def test_a_job_stopped_by_sigterm_saves_its_state_and_the_rerun_finishes_it(tmp_path):
+    """What SLURM does to a job at its time limit: SIGTERM to the process, which ends its step,
+    saves and exits non-zero; the rerun resumes and ends where an uninterrupted run ends."""
+    state = tmp_path / "state.pt"
+    code = SLOW_RUN.format(tests=str(Path(__file__).parent), state=str(state))
+    job = subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE, text=True)
+    for line in job.stderr:
+        if "step 6/40" in line:  # well into the run
+            job.send_signal(signal.SIGTERM)
+            break
+    _, rest = job.communicate(timeout=120)
+    assert job.returncode != 0 and "TrainingInterrupted" in rest and state.exists()
+    saved_step = torch.load(state, weights_only=False)["session"]["step"]
+    assert 6 <= saved_step < 40
+    resumed, resumed_model = augmented_session(state)
+    record = resumed.run()
+    whole, whole_model = augmented_session(tmp_path / "whole.pt")
+    expected = whole.run()
+    for name, value in parameters(whole_model).items():
+        assert torch.equal(parameters(resumed_model)[name], value), name
+    pd.testing.assert_frame_equal(record.frame(), expected.frame())

@@ -18,7 +18,7 @@ from linearlens.train.losses import squared_loss
 from linearlens.train.optimisers import EMAMomentumSGD, build_optimiser
 from linearlens.train.runtime import default_dtype
 from linearlens.train.schedules import Warmup
-from linearlens.train.session import Session
+from linearlens.train.session import Checkpoint, Session
 
 
 @pytest.fixture(autouse=True)
@@ -272,3 +272,29 @@ def test_polynomial_net_is_centred_at_initialisation():
     uncentred = polynomial_net(4, 6, epsilon=0.5, centred=False)
     h = x @ uncentred.hidden.weight.T
     assert torch.allclose(uncentred(x)[:, 0], (h + 0.25 * h ** 2).mean(1))
+
+
+@pytest.mark.parametrize("name", ["sgd", "adamw"])  # the kernel route, and the label Jacobian with Adam's moments
+def test_trackers_resume_bit_for_bit_after_an_interruption(name, tmp_path):
+    """The smoother and the telescoping accumulator are part of a saved training state: a session
+    stopped after 11 steps and resumed ends where an uninterrupted one does."""
+    x, y, x_eval = data()
+
+    def session(state_path):
+        torch.manual_seed(2)
+        model = mlp(5, [8], 1)
+        optimizer = build_optimiser(OPTIMISERS[name], model.parameters())
+        trackers = [TelescopingTracker(model, x_eval), smoother_for(model, optimizer, x, x_eval, "half_squared")]
+        learner = SupervisedLearner(model, optimizer, lambda out, target: squared_loss(out, target, "half_squared"),
+                                    x, y, trackers=trackers)
+        batches = GeneratorBatches(len(x), 8, torch.Generator().manual_seed(3))
+        return Session(learner, batches, 25, checkpoint=Checkpoint(state_path, "key")), trackers
+
+    whole, expected = session(tmp_path / "whole.pt")
+    whole.run()
+    stopped, _ = session(tmp_path / "state.pt")
+    assert stopped.run(max_steps=11) is None
+    resumed, trackers = session(tmp_path / "state.pt")
+    resumed.run()
+    assert torch.equal(trackers[0].telescoped, expected[0].telescoped)
+    assert torch.equal(trackers[1].rows, expected[1].rows) and torch.equal(trackers[1].constants, expected[1].constants)

@@ -9,7 +9,6 @@ import logging
 import os
 import resource
 import sys
-from pathlib import Path
 
 from .data.damaged import DamagedFileError
 from .data.download import DatasetUnavailableError
@@ -51,10 +50,11 @@ def _cpu_seconds() -> float:
     return sum(u.ru_utime + u.ru_stime for u in usage)
 
 
-def code_version(paths) -> str:
-    """A digest of the library files a result depends on (a rule's ``code`` inputs): a saved
-    training state is resumed only by the code that wrote it."""
+def inputs_version(paths) -> str:
+    """A digest of a job's input files (its data, starting weights and the library files it
+    imports): a saved training state is resumed only by a job whose inputs are the same."""
     digest = hashlib.sha256()
     for path in sorted(map(str, paths)):
-        digest.update(path.encode() + b"\0" + Path(path).read_bytes())
+        with open(path, "rb") as handle:
+            digest.update(path.encode() + b"\0" + hashlib.file_digest(handle, "sha256").digest())
     return digest.hexdigest()

@@ -3,13 +3,13 @@ saved state when an earlier job was interrupted."""
 
 from linearlens.experiments.iterative_linearisation import il_run
 from linearlens.train.runtime import save_checkpoint, set_threads
-from linearlens.workflow import code_version, logged_job
+from linearlens.workflow import inputs_version, logged_job
 
 with logged_job(snakemake) as log:
     set_threads(snakemake.threads)
     w = snakemake.wildcards
     run = il_run(snakemake.input.data, snakemake.params.run, int(w.seed), snakemake.params.state,
-                 code_version(snakemake.input.code))
+                 inputs_version(snakemake.input))
     records = run.frame()
     for position, (column, value) in enumerate((("experiment", w.experiment), ("setting", w.setting),
                                                 ("seed", int(w.seed)))):

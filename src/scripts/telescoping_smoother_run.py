@@ -3,13 +3,14 @@
 
 from linearlens.experiments.telescoping import smoother_run
 from linearlens.train.runtime import choose_device, set_threads
-from linearlens.workflow import logged_job
+from linearlens.workflow import inputs_version, logged_job
 
 with logged_job(snakemake) as log:
     set_threads(snakemake.threads)
     w = snakemake.wildcards
     records = smoother_run(snakemake.input.data, snakemake.params.run, int(w.seed),
-                           choose_device(snakemake.params.device))
+                           choose_device(snakemake.params.device), snakemake.params.state,
+                           inputs_version(snakemake.input))
     records.insert(0, "family", w.family)
     records.insert(1, "setting", w.setting)
     records.insert(2, "seed", int(w.seed))

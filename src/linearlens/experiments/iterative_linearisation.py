@@ -148,13 +148,13 @@ class ILRun:
 
     # --- the run ------------------------------------------------------------------------------
 
-    def session(self, state_path=None, code_version: str = "") -> Session:
+    def session(self, state_path=None, inputs_version: str = "") -> Session:
         run = self.run
         learner = IterativeLearner(self.training, self.task["x_train"], self.task["y_train"],
                                    chunk_size=run.get("chunk_size"),
                                    augment=self._augment if run.get("augmentation") else None,
                                    evaluate_around=run.get("eval_around_relinearisation", False))
-        checkpoint = state_path and Checkpoint(state_path, run_key(run, self.seed, code_version),
+        checkpoint = state_path and Checkpoint(state_path, run_key(run, self.seed, inputs_version),
                                                run.get("state_every_s", 1800))
         return Session(learner, self.batches, run["steps"], probes=[self.evaluation],
                        evaluate_at=Every(run["eval_every"]),
@@ -164,10 +164,10 @@ class ILRun:
                        stop=self.converged, checkpoint=checkpoint or None,
                        progress=Progress(run["steps"], name=f"K={run['K']}"))
 
-    def train(self, state_path=None, code_version: str = "", step_budget: int | None = None) -> bool:
+    def train(self, state_path=None, inputs_version: str = "", step_budget: int | None = None) -> bool:
         """Train to ``steps`` (or until divergence or convergence); True when done. With
         ``step_budget``, stop after that many steps of this call and save the state (False)."""
-        self.result = self.session(state_path, code_version).run(max_steps=step_budget)
+        self.result = self.session(state_path, inputs_version).run(max_steps=step_budget)
         return self.result is not None
 
     @property
@@ -192,13 +192,13 @@ class ILRun:
                 "initial": {n: t.cpu() for n, t in self.initial.items()}, "checkpoints": self.result.snapshots}
 
 
-def il_run(data_npz, run: dict, seed: int, state_path=None, code_version: str = "",
+def il_run(data_npz, run: dict, seed: int, state_path=None, inputs_version: str = "",
            step_budget: int | None = None) -> ILRun | None:
     """Train one run to the end (resuming from ``state_path`` when it holds this run's state);
     None when ``step_budget`` ran out first (the state is saved)."""
     full_float32_matmuls()
     experiment = ILRun(data_npz, run, seed)
-    return experiment if experiment.train(state_path, code_version, step_budget) else None
+    return experiment if experiment.train(state_path, inputs_version, step_budget) else None
 
 
 def k1_identity(data_npz, check: dict) -> dict[str, float]:

@@ -25,9 +25,9 @@ from ..models.zoo import build_model
 from ..train.augment import augment
 from ..train.batches import GeneratorBatches
 from ..train.learners import SupervisedLearner
-from ..train.runtime import seed_everything
+from ..train.runtime import load_checkpoint, seed_everything
 from ..train.schedules import AtSteps, StepDecay
-from ..train.session import Session
+from ..train.session import Checkpoint, Session, run_key
 from ..train.tasks import classification_metrics, load_task
 
 
@@ -66,16 +66,18 @@ def new_optimizer(model: nn.Module, schedule: Schedule) -> torch.optim.SGD:
 
 
 def train(model: nn.Module, optimizer: torch.optim.Optimizer, schedule: Schedule, x: Tensor, y: Tensor,
-          start: int, end: int, generator: torch.Generator, keep_at=()) -> dict[int, TrainingState]:
+          start: int, end: int, generator: torch.Generator, keep_at=(),
+          checkpoint: Checkpoint | None = None) -> dict[int, TrainingState]:
     """Steps ``start`` + 1 … ``end`` of cross-entropy training on shuffled epochs drawn from
     ``generator`` (which also draws the augmentation); returns the training state after each
-    step in ``keep_at`` (``start`` itself included)."""
+    step in ``keep_at`` (``start`` itself included). With ``checkpoint``, an interrupted run
+    resumes where it stopped."""
     learner = SupervisedLearner(
         model, optimizer, F.cross_entropy, x, y, learning_rate=StepDecay(schedule.drops, schedule.factor),
         augment=lambda images, step: augment(images, schedule.crop_padding, schedule.flip, generator))
     session = Session(learner, GeneratorBatches(len(x), schedule.batch_size, generator, first_step=start + 1), end,
                       snapshot_at=AtSteps(keep_at), snapshot=lambda s: snapshot(model, optimizer, s.step),
-                      first_step=start)
+                      first_step=start, checkpoint=checkpoint)
     return session.run().snapshots
 
 
@@ -173,19 +175,21 @@ def new_network(run: dict, task: dict[str, Tensor], seed: int) -> nn.Module:
     return model.to(task["x_train"].device)
 
 
-def pretrain(data_npz, run: dict, seed: int, device: str | torch.device = "cpu") -> dict:
+def pretrain(data_npz, run: dict, seed: int, device: str | torch.device = "cpu", state_path=None,
+             inputs_version: str = "") -> dict:
     """The pretrained branch's starting point: a network trained on the pretraining data with
     ``run["pretrain"]``'s schedule; its final state dict."""
     task = image_task(data_npz, device)
     model = new_network(run, task, seed)
     schedule = Schedule.from_config(run["pretrain"])
     train(model, new_optimizer(model, schedule), schedule, task["x_train"], task["y_train"], 0,
-          schedule.steps, torch.Generator().manual_seed(seed))
+          schedule.steps, torch.Generator().manual_seed(seed),
+          checkpoint=_checkpoint(state_path, {"pretrain": run}, seed, inputs_version))
     return model.state_dict()
 
 
 def parent_run(data_npz, run: dict, seed: int, initial: dict | None = None,
-               device: str | torch.device = "cpu"):
+               device: str | torch.device = "cpu", state_path=None, inputs_version: str = ""):
     """Train the parent from a fresh (or the given) initialisation; returns its training states
     at every spawn step and the per-layer gradient change over the ``change_steps`` after each,
     measured on the first ``probe_size`` test images."""
@@ -197,13 +201,18 @@ def parent_run(data_npz, run: dict, seed: int, initial: dict | None = None,
     spawns = sorted(run["spawn_steps"])
     ahead = {t: min(t + run["change_steps"], schedule.steps) for t in spawns}
     kept = train(model, new_optimizer(model, schedule), schedule, task["x_train"], task["y_train"], 0,
-                 schedule.steps, torch.Generator().manual_seed(seed), keep_at=set(spawns) | set(ahead.values()))
+                 schedule.steps, torch.Generator().manual_seed(seed), keep_at=set(spawns) | set(ahead.values()),
+                 checkpoint=_checkpoint(state_path, {"parent": run, "initial": initial is not None}, seed, inputs_version))
     probe = task["x_test"][:run["probe_size"]]
     changes = [{"spawn_step": t, "layer": layer, "gradient_change": value, "order": order}
                for t in spawns
                for order, (layer, value) in enumerate(gradient_change(model, kept[t].model, kept[ahead[t]].model,
                                                                       probe).items())]
     return {t: kept[t] for t in spawns}, pd.DataFrame.from_records(changes)
+
+
+def _checkpoint(state_path, run: dict, seed: int, inputs_version: str) -> Checkpoint | None:
+    return Checkpoint(state_path, run_key(run, seed, inputs_version)) if state_path else None
 
 
 def children_run(data_npz, run: dict, state: TrainingState, outer: int, inner: int,
@@ -234,4 +243,4 @@ def save_states(path, states: dict[int, TrainingState]) -> None:
 
 
 def load_state(path, step: int, device: str | torch.device = "cpu") -> TrainingState:
-    return TrainingState(**torch.load(path, map_location=device, weights_only=False)[step])
+    return TrainingState(**load_checkpoint(path, map_location=device)[step])

@@ -18,7 +18,7 @@ from ..train.losses import squared_loss
 from ..train.optimisers import build_optimiser
 from ..train.runtime import default_dtype, dtype_from_name, seed_everything
 from ..train.schedules import Every, Warmup, log_spaced
-from ..train.session import Session
+from ..train.session import Checkpoint, Session, run_key
 from ..train.tasks import accuracy, load_task
 
 
@@ -28,12 +28,13 @@ def task_tensors(data_npz, device: str | torch.device = "cpu") -> dict[str, torc
     return load_task(data_npz, dtype=torch.float64, layout="flat", targets="values", device=device)
 
 
-def approximation_run(data_npz, run: dict, seed: int, device: str | torch.device = "cpu") -> pd.DataFrame:
+def approximation_run(data_npz, run: dict, seed: int, device: str | torch.device = "cpu", state_path=None,
+                      inputs_version: str = "") -> pd.DataFrame:
     """Figs 2, 7, 8: how well the telescoping model f̃ and the model linearised at
     initialisation f^lin track the trained network on the test set, step by step.
 
     run: hidden, activation, init_scale, sigmoid, optimiser (spec with lr), warmup_steps,
-    steps, batch_size, loss, log_points.
+    steps, batch_size, loss, log_points. With ``state_path``, an interrupted run resumes there.
     """
     model_spec = {"name": "mlp", "hidden": run["hidden"], "activation": run["activation"],
                   "init_scale": run.get("init_scale", 1.0), "sigmoid_output": run.get("sigmoid", False)}
@@ -45,7 +46,8 @@ def approximation_run(data_npz, run: dict, seed: int, device: str | torch.device
             return _approximation_record(model, tracker, task, run["loss"])
 
         record = Session(_learner(model, optimizer, task, run, [tracker]), _batches(task, run, seed), run["steps"],
-                         probes=[approximation], evaluate_at=log_spaced(run["steps"], run["log_points"])).run()
+                         probes=[approximation], evaluate_at=log_spaced(run["steps"], run["log_points"]),
+                         checkpoint=_checkpoint(state_path, run, seed, inputs_version)).run()
     return record.frame()
 
 
@@ -82,6 +84,10 @@ def _learner(model, optimizer, task, run: dict, trackers) -> SupervisedLearner:
                              trackers=trackers)
 
 
+def _checkpoint(state_path, run: dict, seed: int, inputs_version: str) -> Checkpoint | None:
+    return Checkpoint(state_path, run_key(run, seed, inputs_version)) if state_path else None
+
+
 def _batches(task, run: dict, seed: int) -> GeneratorBatches:
     return GeneratorBatches(len(task["x_train"]), run["batch_size"], torch.Generator().manual_seed(seed))
 
@@ -113,14 +119,15 @@ class EarlyStop:
         self.best, self.since_best = state["best"], state["since_best"]
 
 
-def smoother_run(data_npz, run: dict, seed: int, device: str | torch.device = "cpu") -> pd.DataFrame:
+def smoother_run(data_npz, run: dict, seed: int, device: str | torch.device = "cpu", state_path=None,
+                 inputs_version: str = "") -> pd.DataFrame:
     """Figs 3, 4, 9–13: train a scalar network while the smoother f̃ = S y + c is carried along
     on the training and test points; record errors and effective parameters p^train, p^test.
 
     run: model (zoo spec without sizes), optimiser, loss, batch_size, warmup_steps, log_points,
     product_dtype (of the smoother's per-step products), and either steps, or stopping
     {max_epochs, patience_epochs, min_improvement} (the double-descent rule; ``steps`` is then
-    max_epochs epochs).
+    max_epochs epochs). With ``state_path``, an interrupted run resumes there.
     """
     with default_dtype("float64"):
         task, model, optimizer = _start(data_npz, run["model"], run, seed, device)
@@ -139,7 +146,8 @@ def smoother_run(data_npz, run: dict, seed: int, device: str | torch.device = "c
                          stopping["min_improvement"], stopping.get("at_full_train_accuracy", True)) if stopping else None
         record = Session(_learner(model, optimizer, task, run, [smoother]), batches, steps, probes=[smoother_fit],
                          evaluate_at=log_spaced(steps, run["log_points"]), stop=stop,
-                         stop_at=Every(batches.steps_per_epoch)).run()
+                         stop_at=Every(batches.steps_per_epoch),
+                         checkpoint=_checkpoint(state_path, run, seed, inputs_version)).run()
     frame = record.frame()
     frame["epoch"] = frame["step"] / batches.steps_per_epoch
     frame["parameters"] = sum(p.numel() for p in model.parameters() if p.requires_grad)

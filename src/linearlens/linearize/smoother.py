@@ -102,6 +102,13 @@ class Smoother:
         return (effective_parameters(self.train_rows, self.n_train),
                 effective_parameters(self.eval_rows, self.n_train))
 
+    def state_dict(self) -> dict:
+        return {"rows": self.rows.clone(), "constants": self.constants.clone()}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.rows.copy_(state["rows"])
+        self.constants.copy_(state["constants"])
+
     def _add_to_rows(self, left: Tensor, right: Tensor, alpha: float = 1.0) -> None:
         """rows += alpha · left @ right: the step's dominant product, in ``product_dtype``,
         accumulated in float64."""
@@ -133,6 +140,16 @@ class LabelJacobianSmoother(Smoother):
         self.momentum: Affine | None = None
         self.steps = 0
         self._gradients = self._signal = None
+
+    def state_dict(self) -> dict:
+        momentum = None if self.momentum is None else self.momentum.clone()
+        return {**super().state_dict(), "theta": self.theta.clone(), "momentum": momentum, "steps": self.steps}
+
+    def load_state_dict(self, state: dict) -> None:
+        super().load_state_dict(state)
+        self.theta = state["theta"].clone()
+        self.momentum = None if state["momentum"] is None else state["momentum"].clone()
+        self.steps = state["steps"]
 
     def before_step(self, batch: Tensor) -> None:
         grads = jacobian_from_factors(self.model, self.x_all, output=0)[:, 0, :].double()  # (n + m, p) at θ_{t−1}

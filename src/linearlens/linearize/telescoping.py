@@ -39,6 +39,14 @@ class TelescopingTracker:
         self.telescoped += change.double()
         self._before = None
 
+    def state_dict(self) -> dict:
+        return {"initial": self.initial.clone(), "initial_outputs": self.initial_outputs.clone(),
+                "telescoped": self.telescoped.clone()}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.initial, self.initial_outputs = state["initial"].clone(), state["initial_outputs"].clone()
+        self.telescoped = state["telescoped"].clone()
+
     def linearised(self) -> Tensor:
         """f^lin at the model's current parameters (one JVP at θ₀; not accumulated)."""
         with torch.no_grad():

@@ -8,7 +8,7 @@ steps on a *batch order* (``train.batches``), and around the steps it
 - runs *probes* at the steps its evaluation schedule names (``train.schedules``: fixed steps,
   log-spaced, every k, epoch starts, loss thresholds) and always at the last step: each probe is
   a callable ``probe(session) -> dict`` and one evaluation makes one row of the run's record (a
-  probe with its own ``when`` schedule runs at those steps instead);
+  probe wrapped as ``Scheduled(probe, when)`` runs at its own steps instead);
 - keeps snapshots (of the parameters, or whatever ``snapshot(session)`` returns) at chosen steps;
 - guards against divergence and asks a stopping rule when it is due;
 - saves its whole state every ``every_s`` seconds and when the job is interrupted (SIGTERM from
@@ -46,10 +46,27 @@ from .schedules import Never, Schedule
 Probe = Callable[["Session"], dict]
 
 
-def run_key(run: dict, seed: int, code_version: str) -> str:
-    """What a saved state must match to be resumed: the run, the seed and the library code."""
-    text = json.dumps({"run": run, "seed": seed, "code": code_version}, sort_keys=True, default=str)
+def run_key(run: dict, seed: int, inputs_version: str) -> str:
+    """What a saved state must match to be resumed: the run, the seed and the job's inputs (data,
+    starting weights, the code it imports: ``workflow.inputs_version``)."""
+    text = json.dumps({"run": run, "seed": seed, "inputs": inputs_version}, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass
+class Scheduled:
+    """A probe with its own schedule (a Gram matrix at log-spaced steps beside cheap metrics at
+    every evaluation, say): ``Scheduled(probe, when)``."""
+
+    probe: Probe
+    when: Schedule
+
+    def __call__(self, session: Session) -> dict:
+        return self.probe(session)
+
+    @property
+    def __name__(self) -> str:
+        return _name(self.probe)
 
 
 @dataclass
