@@ -17,7 +17,7 @@ from torch import nn
 
 from linearlens.models.mlp import mlp
 from linearlens.train.batches import EpochBatches, GeneratorBatches, seeded_generator
-from linearlens.train.learners import LockstepLearner, SupervisedLearner, swapped_datasets
+from linearlens.train.learners import LockstepLearner, SupervisedLearner
 from linearlens.train.progress import Progress
 from linearlens.train.schedules import AnyOf, AtSteps, Every, LossThresholds, StepDecay, Warmup, log_steps
 from linearlens.train.session import Checkpoint, DivergenceGuard, Scheduled, Session, TrainingInterrupted
@@ -132,27 +132,30 @@ def test_a_damaged_state_is_reported_and_training_starts_afresh(tmp_path, caplog
     lambda params: torch.optim.Adam(params, lr=0.01),
 ])
 def test_models_in_lockstep_match_separate_runs(optimiser):
-    """S and S′ differ in example 3 (Karp ch. 2): two members of one batched computation end
-    where two separate sessions on the same batches end."""
+    """S and S′ differ in example 3 (Karp ch. 2), beside a third member on another sample: the
+    members of one batched computation end where separate sessions on the same batches end."""
     x, y = toy_task()
-    x_new, y_new = torch.full((5,), 2.0, dtype=torch.float64), torch.tensor(2)
-    swaps = [{}, {3: (x_new, y_new)}]
-    xs, ys = swapped_datasets(x, y, swaps)
-    assert torch.equal(xs[0], x) and torch.equal(xs[1, 3], x_new) and torch.equal(xs[1, 4], x[4])
+    pool_x = torch.cat([x, torch.full((1, 5), 2.0, dtype=torch.float64)])  # z = the last pool row
+    pool_y = torch.cat([y, torch.tensor([2])])
+    s = torch.arange(len(x))
+    s_prime = s.clone()
+    s_prime[3] = len(x)  # S′: example 3 replaced by z
+    other_sample = torch.randperm(len(x) + 1, generator=torch.Generator().manual_seed(5))[:len(x)]
+    examples = torch.stack([s, s_prime, other_sample])  # a pair, and a member of another pair
     steps, batch = 25, 8
     separate = []
-    for member in range(2):
+    for member in range(len(examples)):
         model = new_model()
-        learner = SupervisedLearner(model, optimiser(model.parameters()), F.cross_entropy, xs[member], ys[member],
-                                    learning_rate=Warmup(3))
+        learner = SupervisedLearner(model, optimiser(model.parameters()), F.cross_entropy, pool_x[examples[member]],
+                                    pool_y[examples[member]], learning_rate=Warmup(3))
         Session(learner, EpochBatches(len(x), batch, 11), steps).run()
         separate.append(parameters(model))
     start = parameters(new_model())
-    lockstep = LockstepLearner(new_model(), [start, start], optimiser, F.cross_entropy, xs, ys,
+    lockstep = LockstepLearner(new_model(), [start] * len(examples), optimiser, F.cross_entropy, pool_x, pool_y, examples,
                                learning_rate=Warmup(3))
     record = Session(lockstep, EpochBatches(len(x), batch, 11), steps).run()
-    assert record.steps == steps and lockstep.member_losses.shape == (2,)
-    for member in range(2):
+    assert record.steps == steps and lockstep.member_losses.shape == (3,)
+    for member in range(len(examples)):
         trained = lockstep.member(member)
         for name, value in separate[member].items():
             torch.testing.assert_close(trained[name], value, rtol=0, atol=1e-12)
@@ -165,7 +168,7 @@ def test_lockstep_refuses_a_model_with_running_statistics():
     x, y = toy_task()
     with pytest.raises(ValueError, match="BatchNorm"):
         LockstepLearner(model, [parameters(model)], lambda p: torch.optim.SGD(p, lr=0.1), F.cross_entropy,
-                        x[None], y[None])
+                        x, y, torch.arange(len(x))[None])
 
 
 def test_loss_thresholds_fire_once_at_the_first_crossing_and_remember_it():

@@ -26,8 +26,9 @@ def logged_job(snakemake):
     handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
     if snakemake.log:
         handlers.append(logging.FileHandler(snakemake.log[0], mode="w"))
+    # Every line names its job: on the console, several jobs' progress lines interleave.
     logging.basicConfig(level=logging.INFO, handlers=handlers, force=True,
-                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+                        format=f"%(asctime)s {job_label(snakemake)} %(levelname)s %(message)s")
     logger = logging.getLogger(snakemake.rule)
     interval = getattr(snakemake, "config", {}).get("progress_every_s")
     if interval is not None:  # read by train.progress; not a param, so changing it reruns nothing
@@ -41,6 +42,13 @@ def logged_job(snakemake):
     except Exception:
         logger.exception("job failed")
         raise SystemExit(1) from None
+
+
+def job_label(snakemake) -> str:
+    """``rule[wildcard values]``, e.g. ``iterative_linearisation_run[augmented/k800/0]``."""
+    wildcards = getattr(snakemake, "wildcards", None)
+    values = "/".join(str(v) for v in wildcards) if wildcards else ""
+    return f"{snakemake.rule}[{values}]" if values else snakemake.rule
 
 
 def _cpu_seconds() -> float:

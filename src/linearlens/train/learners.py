@@ -8,8 +8,8 @@ training indices, and a state to save and resume.
   accumulator, the smoother: ``before_step(indices)`` before the optimiser step and
   ``after_step()`` after it).
 - ``LockstepLearner``: M models of one architecture trained together as one batched computation
-  (``torch.func.vmap`` over stacked parameters), each on its own copy of the training set that
-  may differ in known examples (Karp ch. 2's S and S′), with the same batch indices at every step.
+  (``torch.func.vmap`` over stacked parameters), each on its own training set drawn from a shared
+  pool (Karp ch. 2's S and S′, which differ in one example), on the same positions at every step.
 """
 
 from __future__ import annotations
@@ -89,33 +89,26 @@ def unstacked(params: dict[str, Tensor], member: int) -> dict[str, Tensor]:
     return {name: tensor[member].detach().clone() for name, tensor in params.items()}
 
 
-def swapped_datasets(x: Tensor, y: Tensor, swaps: Sequence[dict[int, tuple[Tensor, Tensor]]]) -> tuple[Tensor, Tensor]:
-    """Stacked copies (M, n, …) of one training set, member m with example i replaced by
-    ``swaps[m][i] = (x_i, y_i)`` (an empty dict: the set itself)."""
-    xs, ys = x.expand(len(swaps), *x.shape).clone(), y.expand(len(swaps), *y.shape).clone()
-    for member, replacements in enumerate(swaps):
-        for index, (x_new, y_new) in replacements.items():
-            xs[member, index], ys[member, index] = x_new, y_new
-    return xs, ys
-
-
 class LockstepLearner:
-    """M members (parameters ``member_params``, buffers-free architecture ``model``) trained in
-    lockstep: member m steps on ``x[m][indices]``, ``y[m][indices]``. One backward pass of the
-    summed member losses gives every member its own gradient; the optimiser (``optimizer_of``
-    applied to the stacked tensors) must update elementwise (SGD, Adam, …), so that each member's
-    update is exactly the update it would take alone."""
+    """M members (parameters ``member_params`` of one buffer-free architecture ``model``) trained in
+    lockstep. Member m's training set is ``examples[m]``, n indices into a shared pool (x, y): the
+    same n positions for every member, so S and S′ = S with example i replaced by z differ in one
+    row, and pairs of different samples S₁, S₂, … sit side by side. At each step every member steps
+    on the same positions of its own set. One backward pass of the summed member losses gives each
+    member its own gradient; the optimiser (``optimizer_of`` on the stacked tensors) must update
+    elementwise (SGD, Adam, …), so each member's update is the one it would take alone."""
 
     def __init__(self, model: nn.Module, member_params: Sequence[dict[str, Tensor]],
-                 optimizer_of: Callable[[list[Tensor]], torch.optim.Optimizer], loss: Loss, x: Tensor, y: Tensor, *,
-                 learning_rate: Callable[[int], float] = constant):
+                 optimizer_of: Callable[[list[Tensor]], torch.optim.Optimizer], loss: Loss, x: Tensor, y: Tensor,
+                 examples: Tensor, *, learning_rate: Callable[[int], float] = constant):
         if any(True for _ in model.buffers()):
             raise ValueError("lockstep training needs a model without buffers (BatchNorm's running "
                              "statistics are not stacked per member)")
-        if len(x) != len(member_params) or len(y) != len(member_params):
-            raise ValueError(f"{len(member_params)} members need {len(member_params)} stacked training sets, "
-                             f"got {len(x)} inputs and {len(y)} targets")
+        if examples.dim() != 2 or len(examples) != len(member_params):
+            raise ValueError(f"{len(member_params)} members need examples of shape ({len(member_params)}, n), "
+                             f"got {tuple(examples.shape)}")
         self.model, self.loss, self.x, self.y = model, loss, x, y
+        self.examples = examples.to(x.device)
         self.params = {name: t.clone().requires_grad_(True) for name, t in stacked(member_params).items()}
         self.optimizer = optimizer_of(list(self.params.values()))
         self.learning_rate = learning_rate
@@ -125,7 +118,7 @@ class LockstepLearner:
 
     @property
     def members(self) -> int:
-        return len(self.x)
+        return len(self.examples)
 
     def outputs(self, inputs: Tensor, params: dict[str, Tensor] | None = None) -> Tensor:
         """Every member's outputs on its own inputs (M, B, …)."""
@@ -135,8 +128,8 @@ class LockstepLearner:
         set_learning_rates(self.optimizer, self.learning_rate(step))
         self.model.train()
         self.optimizer.zero_grad(set_to_none=True)
-        outputs = self.outputs(self.x[:, indices])
-        losses = vmap(self.loss)(outputs, self.y[:, indices])
+        rows = self.examples[:, indices.to(self.device)]  # (M, B) pool indices
+        losses = vmap(self.loss)(self.outputs(self.x[rows]), self.y[rows])
         losses.sum().backward()
         self.optimizer.step()
         self.member_losses = losses.detach()

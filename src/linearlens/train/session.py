@@ -289,6 +289,7 @@ class Session:
                      self.checkpoint.path)
             return False
         self.load_state_dict(saved["session"])
+        LOG.info("resumed from %s at step %d", self.checkpoint.path, self.step)
         return True
 
     @contextlib.contextmanager
