@@ -7,6 +7,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -318,3 +319,13 @@ def test_a_job_stopped_by_sigterm_saves_its_state_and_the_rerun_finishes_it(tmp_
     for name, value in parameters(whole_model).items():
         assert torch.equal(parameters(resumed_model)[name], value), name
     pd.testing.assert_frame_equal(record.frame(), expected.frame())
+
+
+def test_a_long_probe_keeps_the_log_alive(caplog):
+    progress = Progress(10, every_s=0.05, event_s=0.0)
+    with caplog.at_level(logging.INFO, logger="linearlens.train"):
+        with progress.activity("probe gram", 4):
+            time.sleep(0.28)
+    lines = [r.getMessage() for r in caplog.records]
+    assert 3 <= sum("probe gram still running after" in line for line in lines) <= 6
+    assert lines[-1].startswith("step 4: probe gram (0.")

@@ -1,13 +1,16 @@
 """Progress of a training session in the job's log: at most one line every ``every_s`` seconds
 (default: the config's ``progress_every_s``, else 30) with step / total, the latest batch's
-training loss, steps per second and the time left; a line for every probe, snapshot or saved state that took at least ``event_s`` seconds, and a
+training loss, steps per second and the time left; a line for every probe, snapshot or saved state that took at least ``event_s`` seconds (and every
+``every_s`` seconds while one runs), and a
 line at the start and at the end. A quick run logs its start and end; a long run logs steadily."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import os
+import threading
 import time
 
 LOG = logging.getLogger("linearlens.train")
@@ -60,6 +63,26 @@ class Progress:
     def event(self, what: str, step: int, seconds: float) -> None:
         if seconds >= self.event_s:
             self.log.info("step %d: %s (%.1f s)", step, what, seconds)
+
+    @contextlib.contextmanager
+    def activity(self, what: str, step: int):
+        """Around work between steps (a probe, a snapshot, a save): a line every ``every_s``
+        seconds while it runs, so that a long one never leaves the log silent, and one at the
+        end when it took ``event_s`` or more."""
+        done, started = threading.Event(), time.monotonic()
+
+        def heartbeat():
+            while not done.wait(self.every_s):
+                self.log.info("step %d: %s still running after %s", step, what, duration(time.monotonic() - started))
+
+        watcher = threading.Thread(target=heartbeat, daemon=True)
+        watcher.start()
+        try:
+            yield
+        finally:
+            done.set()
+            watcher.join()
+            self.event(what, step, time.monotonic() - started)
 
     def end(self, step: int, reason: str) -> None:
         elapsed = self.clock() - self.started

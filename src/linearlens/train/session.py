@@ -216,9 +216,8 @@ class Session:
             self.evaluate(probes=due)
             self.losses = []
         if self.snapshot_at.due(self.step):
-            started = time.perf_counter()
-            self.snapshots[self.step] = (self.snapshot or _learner_snapshot)(self)
-            self.progress.event("snapshot", self.step, time.perf_counter() - started)
+            with self.progress.activity("snapshot", self.step):
+                self.snapshots[self.step] = (self.snapshot or _learner_snapshot)(self)
         if self.stop is not None and self.ended is None and self.step > self.first_step and (
                 evaluated if self.stop_at is None else self.stop_at.due(self.step)):
             if self.stop(self):
@@ -232,9 +231,8 @@ class Session:
         self.point = point
         row = {"step": self.step}
         for probe in self.probes if probes is None else probes:
-            started = time.perf_counter()
-            row.update(probe(self))
-            self.progress.event(f"probe {_name(probe)}", self.step, time.perf_counter() - started)
+            with self.progress.activity(f"probe {_name(probe)}", self.step):
+                row.update(probe(self))
         self.rows.append(row)
         self.point = "scheduled"
         return row
@@ -266,7 +264,8 @@ class Session:
         if self.checkpoint is None:
             return
         started = time.perf_counter()
-        save_checkpoint(self.checkpoint.path, key=self.checkpoint.key, session=self.state_dict())
+        with self.progress.activity("saving the state", self.step):
+            save_checkpoint(self.checkpoint.path, key=self.checkpoint.key, session=self.state_dict())
         self._last_save = time.monotonic()
         LOG.info("step %d: state saved to %s (%.1f s)", self.step, self.checkpoint.path,
                  time.perf_counter() - started)
