@@ -112,7 +112,7 @@ def test_a_state_from_another_run_is_not_resumed(tmp_path, caplog):
     other.checkpoint.key = "run-b"
     with caplog.at_level(logging.INFO, logger="linearlens.train"):
         record = other.run()
-    assert "another run's state" in caplog.text
+    assert "state of another run" in caplog.text
     assert record.rows[0]["step"] == 0
     for name, value in parameters(expected_model).items():
         assert torch.equal(parameters(other_model)[name], value)
@@ -329,3 +329,19 @@ def test_a_long_probe_keeps_the_log_alive(caplog):
     lines = [r.getMessage() for r in caplog.records]
     assert 3 <= sum("probe gram still running after" in line for line in lines) <= 6
     assert lines[-1].startswith("step 4: probe gram (0.")
+
+
+def test_a_session_evaluates_where_the_training_loss_first_crosses_each_threshold():
+    def session(evaluate_at):
+        x, y = toy_task()
+        model = new_model()
+        learner = SupervisedLearner(model, torch.optim.SGD(model.parameters(), lr=0.5), F.cross_entropy, x, y)
+        return Session(learner, EpochBatches(len(x), None, 0), 60, probes=[lambda s: {"loss": float(s.losses[-1])}
+                                                                           if s.losses else {}],
+                       evaluate_at=evaluate_at)
+
+    every_step = session(Every(1)).run().frame().dropna()
+    thresholds = [1.0, 0.8, 0.6]
+    expected = sorted({int(every_step.loc[every_step["loss"] < t, "step"].min()) for t in thresholds})
+    record = session(LossThresholds(thresholds)).run()
+    assert [row["step"] for row in record.rows] == [*expected, 60] and len(expected) >= 2

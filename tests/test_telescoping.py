@@ -14,7 +14,7 @@ from linearlens.models.mlp import mlp
 from linearlens.models.polynomial import polynomial_net
 from linearlens.train.batches import GeneratorBatches
 from linearlens.train.learners import SupervisedLearner
-from linearlens.train.losses import squared_loss
+from linearlens.train.losses import squared_loss_of
 from linearlens.train.optimisers import EMAMomentumSGD, build_optimiser
 from linearlens.train.runtime import default_dtype
 from linearlens.train.schedules import Warmup
@@ -66,7 +66,7 @@ def run(model, spec, x, y, x_eval, *, steps=30, batch_size=8, loss="half_squared
 
 def train_steps(model, optimizer, x, y, *, loss, steps, batch_size, seed, warmup=0, trackers=()):
     """A training session as the telescoping runs set it up (their batch order and warm-up)."""
-    learner = SupervisedLearner(model, optimizer, lambda out, target: squared_loss(out, target, loss), x, y,
+    learner = SupervisedLearner(model, optimizer, squared_loss_of(loss), x, y,
                                 learning_rate=Warmup(warmup), trackers=trackers)
     Session(learner, GeneratorBatches(len(x), batch_size, torch.Generator().manual_seed(seed)), steps).run()
 
@@ -285,7 +285,7 @@ def test_trackers_resume_bit_for_bit_after_an_interruption(name, tmp_path):
         model = mlp(5, [8], 1)
         optimizer = build_optimiser(OPTIMISERS[name], model.parameters())
         trackers = [TelescopingTracker(model, x_eval), smoother_for(model, optimizer, x, x_eval, "half_squared")]
-        learner = SupervisedLearner(model, optimizer, lambda out, target: squared_loss(out, target, "half_squared"),
+        learner = SupervisedLearner(model, optimizer, squared_loss_of("half_squared"),
                                     x, y, trackers=trackers)
         batches = GeneratorBatches(len(x), 8, torch.Generator().manual_seed(3))
         return Session(learner, batches, 25, checkpoint=Checkpoint(state_path, "key")), trackers

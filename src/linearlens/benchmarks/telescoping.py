@@ -14,7 +14,7 @@ from ..models.mlp import mlp
 from ..train.batches import GeneratorBatches
 from ..train.heap import HEAP_ENVIRONMENT
 from ..train.learners import SupervisedLearner
-from ..train.losses import squared_loss
+from ..train.losses import squared_loss_of
 from ..train.optimisers import build_optimiser
 from ..train.runtime import choose_device, default_dtype, set_threads
 from ..train.session import Session
@@ -47,7 +47,7 @@ def tracking_case(case: dict) -> dict:
         optimizer = build_optimiser(case["optimiser"], model.parameters())
         trackers = _trackers(case["method"], model, optimizer, x, n)
 
-        learner = SupervisedLearner(model, optimizer, lambda out, target: squared_loss(out, target, "half_squared"),
+        learner = SupervisedLearner(model, optimizer, squared_loss_of("half_squared"),
                                     x[:n], y[:n], trackers=trackers)
 
         def train(steps):

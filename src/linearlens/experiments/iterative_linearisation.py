@@ -35,7 +35,7 @@ from ..train.batches import EpochBatches, seeded_generator
 from ..train.progress import Progress
 from ..train.runtime import choose_device, dtype_from_name, full_float32_matmuls, load_checkpoint, seed_everything
 from ..train.schedules import AtSteps, Every, Never
-from ..train.session import Checkpoint, DivergenceGuard, RunRecord, Session, run_key
+from ..train.session import DivergenceGuard, RunRecord, Session, checkpoint_for
 from ..train.tasks import classification_metrics, load_task
 
 
@@ -154,14 +154,13 @@ class ILRun:
                                    chunk_size=run.get("chunk_size"),
                                    augment=self._augment if run.get("augmentation") else None,
                                    evaluate_around=run.get("eval_around_relinearisation", False))
-        checkpoint = state_path and Checkpoint(state_path, run_key(run, self.seed, inputs_version),
-                                               run.get("state_every_s", 1800))
+        checkpoint = checkpoint_for(state_path, run, self.seed, inputs_version, run.get("state_every_s", 1800))
         return Session(learner, self.batches, run["steps"], probes=[self.evaluation],
                        evaluate_at=Every(run["eval_every"]),
                        snapshot_at=Every(run["checkpoint_every"]) | AtSteps([run["steps"]])
                        if run.get("checkpoint_every") else Never(),
                        snapshot=self.checkpoint, guard=DivergenceGuard(run.get("divergence_factor", 3.0)),
-                       stop=self.converged, checkpoint=checkpoint or None,
+                       stop=self.converged, checkpoint=checkpoint,
                        progress=Progress(run["steps"], name=f"K={run['K']}"))
 
     def train(self, state_path=None, inputs_version: str = "", step_budget: int | None = None) -> bool:

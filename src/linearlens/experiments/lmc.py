@@ -27,7 +27,7 @@ from ..train.batches import GeneratorBatches
 from ..train.learners import SupervisedLearner
 from ..train.runtime import load_checkpoint, seed_everything
 from ..train.schedules import AtSteps, StepDecay
-from ..train.session import Checkpoint, Session, run_key
+from ..train.session import Checkpoint, Session, checkpoint_for
 from ..train.tasks import classification_metrics, load_task
 
 
@@ -184,7 +184,7 @@ def pretrain(data_npz, run: dict, seed: int, device: str | torch.device = "cpu",
     schedule = Schedule.from_config(run["pretrain"])
     train(model, new_optimizer(model, schedule), schedule, task["x_train"], task["y_train"], 0,
           schedule.steps, torch.Generator().manual_seed(seed),
-          checkpoint=_checkpoint(state_path, {"pretrain": run}, seed, inputs_version))
+          checkpoint=checkpoint_for(state_path, {"pretrain": run}, seed, inputs_version))
     return model.state_dict()
 
 
@@ -202,17 +202,13 @@ def parent_run(data_npz, run: dict, seed: int, initial: dict | None = None,
     ahead = {t: min(t + run["change_steps"], schedule.steps) for t in spawns}
     kept = train(model, new_optimizer(model, schedule), schedule, task["x_train"], task["y_train"], 0,
                  schedule.steps, torch.Generator().manual_seed(seed), keep_at=set(spawns) | set(ahead.values()),
-                 checkpoint=_checkpoint(state_path, {"parent": run, "initial": initial is not None}, seed, inputs_version))
+                 checkpoint=checkpoint_for(state_path, {"parent": run, "initial": initial is not None}, seed, inputs_version))
     probe = task["x_test"][:run["probe_size"]]
     changes = [{"spawn_step": t, "layer": layer, "gradient_change": value, "order": order}
                for t in spawns
                for order, (layer, value) in enumerate(gradient_change(model, kept[t].model, kept[ahead[t]].model,
                                                                       probe).items())]
     return {t: kept[t] for t in spawns}, pd.DataFrame.from_records(changes)
-
-
-def _checkpoint(state_path, run: dict, seed: int, inputs_version: str) -> Checkpoint | None:
-    return Checkpoint(state_path, run_key(run, seed, inputs_version)) if state_path else None
 
 
 def children_run(data_npz, run: dict, state: TrainingState, outer: int, inner: int,

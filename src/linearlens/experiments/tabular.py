@@ -24,7 +24,7 @@ from ..kernels.trees import leaves_of, telescoped_predictions, tree_kernel_row_n
 from ..models.zoo import build_model
 from ..train.batches import GeneratorBatches
 from ..train.learners import SupervisedLearner
-from ..train.losses import squared_loss
+from ..train.losses import squared_loss_of
 from ..train.optimisers import build_optimiser
 from ..train.runtime import seed_everything
 from ..train.session import Session
@@ -200,7 +200,7 @@ def fit_network(model, run: dict, x_train: np.ndarray, y_train: np.ndarray, seed
     model's device)."""
     optimizer = build_optimiser(run["optimiser"], model.parameters())
     batches = GeneratorBatches(len(x_train), run["batch_size"], torch.Generator().manual_seed(seed))
-    learner = SupervisedLearner(model, optimizer, lambda out, y: squared_loss(out, y, run["loss"]),
+    learner = SupervisedLearner(model, optimizer, squared_loss_of(run["loss"]),
                                 _on_device_of(model, x_train), _on_device_of(model, y_train), trackers=trackers)
     Session(learner, batches, run["epochs"] * batches.steps_per_epoch).run()
     return model

@@ -14,11 +14,11 @@ from ..linearize.telescoping import TelescopingTracker
 from ..models.zoo import build_model
 from ..train.batches import GeneratorBatches
 from ..train.learners import SupervisedLearner
-from ..train.losses import squared_loss
+from ..train.losses import squared_loss, squared_loss_of
 from ..train.optimisers import build_optimiser
 from ..train.runtime import default_dtype, dtype_from_name, seed_everything
 from ..train.schedules import Every, Warmup, log_spaced
-from ..train.session import Checkpoint, Session, run_key
+from ..train.session import Session, checkpoint_for
 from ..train.tasks import accuracy, load_task
 
 
@@ -47,7 +47,7 @@ def approximation_run(data_npz, run: dict, seed: int, device: str | torch.device
 
         record = Session(_learner(model, optimizer, task, run, [tracker]), _batches(task, run, seed), run["steps"],
                          probes=[approximation], evaluate_at=log_spaced(run["steps"], run["log_points"]),
-                         checkpoint=_checkpoint(state_path, run, seed, inputs_version)).run()
+                         checkpoint=checkpoint_for(state_path, run, seed, inputs_version)).run()
     return record.frame()
 
 
@@ -79,13 +79,9 @@ def _start(data_npz, model_spec: dict, run: dict, seed: int, device):
 
 def _learner(model, optimizer, task, run: dict, trackers) -> SupervisedLearner:
     """The squared loss of the run's scale, the warm-up, and the trackers carried along."""
-    return SupervisedLearner(model, optimizer, lambda out, y: squared_loss(out, y, run["loss"]),
+    return SupervisedLearner(model, optimizer, squared_loss_of(run["loss"]),
                              task["x_train"], task["y_train"], learning_rate=Warmup(run.get("warmup_steps", 0)),
                              trackers=trackers)
-
-
-def _checkpoint(state_path, run: dict, seed: int, inputs_version: str) -> Checkpoint | None:
-    return Checkpoint(state_path, run_key(run, seed, inputs_version)) if state_path else None
 
 
 def _batches(task, run: dict, seed: int) -> GeneratorBatches:
@@ -147,7 +143,7 @@ def smoother_run(data_npz, run: dict, seed: int, device: str | torch.device = "c
         record = Session(_learner(model, optimizer, task, run, [smoother]), batches, steps, probes=[smoother_fit],
                          evaluate_at=log_spaced(steps, run["log_points"]), stop=stop,
                          stop_at=Every(batches.steps_per_epoch),
-                         checkpoint=_checkpoint(state_path, run, seed, inputs_version)).run()
+                         checkpoint=checkpoint_for(state_path, run, seed, inputs_version)).run()
     frame = record.frame()
     frame["epoch"] = frame["step"] / batches.steps_per_epoch
     frame["parameters"] = sum(p.numel() for p in model.parameters() if p.requires_grad)

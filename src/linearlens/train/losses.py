@@ -13,3 +13,10 @@ def squared_loss(predictions: Tensor, targets: Tensor, kind: str) -> Tensor:
     if kind not in LOSS_SCALES:
         raise ValueError(f"loss must be one of {sorted(LOSS_SCALES)}, got {kind!r}")
     return 0.5 * LOSS_SCALES[kind] * ((predictions.reshape(-1) - targets.reshape(-1)) ** 2).mean()
+
+
+def squared_loss_of(kind: str):
+    """``squared_loss`` of one scale as a (predictions, targets) loss, as learners take it."""
+    if kind not in LOSS_SCALES:
+        raise ValueError(f"loss must be one of {sorted(LOSS_SCALES)}, got {kind!r}")
+    return lambda predictions, targets: squared_loss(predictions, targets, kind)

@@ -15,6 +15,8 @@ import numpy as np
 
 
 class Schedule:
+    reads_loss = False  # whether ``due`` needs each step's loss (a device sync per step)
+
     def due(self, step: int, loss: float | None = None) -> bool:
         raise NotImplementedError
 
@@ -75,6 +77,8 @@ class LossThresholds(Schedule):
     """The first step whose training loss is below each threshold (several at once when one
     step crosses several); the thresholds crossed so far are its state."""
 
+    reads_loss = True
+
     def __init__(self, thresholds: Iterable[float]):
         self.thresholds = sorted({float(t) for t in thresholds}, reverse=True)
         self.crossed: list[float] = []
@@ -98,6 +102,10 @@ class AnyOf(Schedule):
 
     def __init__(self, *parts: Schedule):
         self.parts = [p for part in parts for p in (part.parts if isinstance(part, AnyOf) else [part])]
+
+    @property
+    def reads_loss(self) -> bool:
+        return any(part.reads_loss for part in self.parts)
 
     def due(self, step, loss=None):
         return any([part.due(step, loss) for part in self.parts])

@@ -79,6 +79,12 @@ class Checkpoint:
     every_s: float = 1800.0
 
 
+def checkpoint_for(state_path, run: dict, seed: int, inputs_version: str,
+                   every_s: float = 1800.0) -> Checkpoint | None:
+    """The checkpoint of a run keyed by ``run_key``; None without a state path."""
+    return Checkpoint(state_path, run_key(run, seed, inputs_version), every_s) if state_path else None
+
+
 class DivergenceGuard:
     """At each scheduled evaluation: the run has diverged when the mean training loss since the
     previous one is not finite or exceeds ``factor`` times the first step's loss."""
@@ -143,7 +149,7 @@ class Session:
         self.seconds = 0.0
         self.ended: str | None = None
         self.progress = self.progress or Progress(self.steps)
-        self._wants_loss = _has_loss_schedule(self._schedules())
+        self._wants_loss = any(schedule.reads_loss for schedule in self._schedules())
 
     # --- what probes and stopping rules read ------------------------------------------------
 
@@ -263,12 +269,10 @@ class Session:
     def save(self) -> None:
         if self.checkpoint is None:
             return
-        started = time.perf_counter()
         with self.progress.activity("saving the state", self.step):
             save_checkpoint(self.checkpoint.path, key=self.checkpoint.key, session=self.state_dict())
         self._last_save = time.monotonic()
-        LOG.info("step %d: state saved to %s (%.1f s)", self.step, self.checkpoint.path,
-                 time.perf_counter() - started)
+        LOG.info("step %d: state saved to %s", self.step, self.checkpoint.path)
 
     def _save_if_due(self) -> None:
         if self.checkpoint is not None and time.monotonic() - self._last_save >= self.checkpoint.every_s:
@@ -284,7 +288,7 @@ class Session:
             LOG.warning("%s: starting afresh", error)
             return False
         if saved.get("key") != self.checkpoint.key:
-            LOG.info("%s holds another run's state (or another code version's): starting afresh",
+            LOG.info("%s holds the state of another run (or of other inputs): starting afresh",
                      self.checkpoint.path)
             return False
         self.load_state_dict(saved["session"])
@@ -317,8 +321,3 @@ def _device_of(learner) -> torch.device | str:
 def _name(probe) -> str:
     return getattr(probe, "__name__", type(probe).__name__)
 
-
-def _has_loss_schedule(schedules) -> bool:
-    from .schedules import AnyOf, LossThresholds
-    flat = [p for s in schedules for p in (s.parts if isinstance(s, AnyOf) else [s])]
-    return any(isinstance(s, LossThresholds) for s in flat)
