@@ -1,3 +1,38 @@
 # George thesis, chapter 6 and appendix B: the run, plot and claim rules of its figures
 # (src/linearlens/manifests/george_thesis.py lists them, with the issue that builds each). Its
 # drawings are generated from the manifest (rules/manifests.smk). Rule names: george_thesis_ch6_<verb>.
+
+GEORGE_CH6 = config.get("george_thesis", {}).get("ch6", {})
+
+
+# --- Figs 6.2, 6.3, B.5, B.6, B.8: the tangent kernel's spectrum and its alignment with the labels over training (alignment) ---
+
+# --- end of alignment ---
+
+# --- Figs 6.4, B.7: alignment on easy vs difficult examples (easy_difficult) ---
+
+# --- end of easy_difficult ---
+
+# --- Figs 6.1, B.4: eigenfunctions of the tangent kernel on the disk task (disk) ---
+
+# --- end of disk ---
+
+# --- Fig B.2: spectral bias of a random MLP's tangent kernel (spectral_bias) ---
+
+# --- end of spectral_bias ---
+
+# --- Fig 6.5: SuperNat vs gradient descent on noisy linear regression (supernat) ---
+
+# --- end of supernat ---
+
+# --- Fig B.3: which norm measures capacity (random RBF features) (rbf_capacity) ---
+
+# --- end of rbf_capacity ---
+
+# --- Fig B.1: output change along the Jacobian's top singular directions (perturbation) ---
+
+# --- end of perturbation ---
+
+# --- Fig 6.6: complexity measures against the generalisation gap (complexity) ---
+
+# --- end of complexity ---
