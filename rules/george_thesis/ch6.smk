@@ -2,7 +2,7 @@
 # (src/linearlens/manifests/george_thesis.py lists them, with the issue that builds each). Its
 # drawings are generated from the manifest (rules/manifests.smk). Rule names: george_thesis_ch6_<verb>.
 
-GEORGE_CH6 = config.get("george_thesis", {}).get("ch6", {})
+GEORGE_CH6 = config.get("george_thesis", {}).get("ch6") or {}
 
 
 # --- Figs 6.2, 6.3, B.5, B.6, B.8: the tangent kernel's spectrum and its alignment with the labels over training (alignment) ---
