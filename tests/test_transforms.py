@@ -115,3 +115,16 @@ def test_data_label_names_what_preparation_kept_and_what_it_stands_in_for():
     assert sizes.startswith("150 train")
     assert label == (f"{provenance['source_description']}: classes 3 vs 5, downsampled to 4×4, 20% label noise, "
                      f"{sizes} — stand-in for MNIST 3 vs 5 at 8x8 with 20% label noise")
+
+
+def test_random_labels_redraw_a_share_of_labels_uniformly_over_all_classes():
+    y = np.zeros(20000, dtype=np.int64)
+    labels, redrawn = transforms.randomise_labels(y, 0.5, num_classes=4, seed=3)
+    assert abs(len(redrawn) / len(y) - 0.5) < 0.02
+    untouched = np.setdiff1d(np.arange(len(y)), redrawn)
+    assert (labels[untouched] == 0).all()
+    # a redrawn label is uniform over all four classes, its old one included
+    shares = np.bincount(labels[redrawn], minlength=4) / len(redrawn)
+    assert np.allclose(shares, 0.25, atol=0.02)
+    again, _ = transforms.randomise_labels(y, 0.5, num_classes=4, seed=3)
+    assert (again == labels).all()

@@ -64,6 +64,17 @@ def flip_labels(y: np.ndarray, rate: float, num_classes: int, seed: int) -> tupl
     return noisy, flipped
 
 
+def randomise_labels(y: np.ndarray, rate: float, num_classes: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Random labels (Zhang et al. 2017; George thesis ch. 6): each label is, with probability
+    ``rate``, redrawn uniformly from all classes, so it may come back unchanged (unlike
+    ``flip_labels``). Returns the labels and the indices that were redrawn."""
+    rng = np.random.default_rng(seed)
+    redrawn = np.flatnonzero(rng.random(len(y)) < rate)
+    labels = y.copy()
+    labels[redrawn] = rng.integers(0, num_classes, size=len(redrawn))
+    return labels, redrawn
+
+
 def balanced_subset(y: np.ndarray, n: int, seed: int) -> np.ndarray:
     """Indices of n examples with classes as equal in count as n allows (the first n % k
     classes get one more), drawn without replacement; sorted."""
