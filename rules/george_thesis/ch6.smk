@@ -2,14 +2,115 @@
 # (src/linearlens/manifests/george_thesis.py lists them, with the issue that builds each). Its
 # drawings are generated from the manifest (rules/manifests.smk). Rule names: george_thesis_ch6_<verb>.
 
+from linearlens.manifests.george_thesis import CH6_RUNS, kernel_runs
+
 GEORGE_CH6 = config.get("george_thesis", {}).get("ch6") or {}
+CH6_STATE = "results/george_thesis/state/ch6"
 
 
 # --- Figs 6.2, 6.3, B.5, B.6, B.8: the tangent kernel's spectrum and its alignment with the labels over training (alignment) ---
 
+ALIGNMENT = GEORGE_CH6.get("alignment")
+ALIGNMENT_RUNS = kernel_runs(ALIGNMENT) if ALIGNMENT else {}
+
+if ALIGNMENT:
+
+    rule george_thesis_ch6_run_alignment:
+        input:
+            data=lambda w: prepared(ALIGNMENT["families"][w.family]["dataset"]),
+            code=lambda w: script_code("george_thesis_ch6_run_alignment.py", ALIGNMENT_RUNS[(w.family, w.setting)]),
+        output:
+            rows=f"{CH6_RUNS}/alignment/{{family}}/{{setting}}/seed{{seed}}.csv",
+            layers=f"{CH6_RUNS}/alignment/{{family}}/{{setting}}/seed{{seed}}_layers.csv",
+            grams=f"{CH6_RUNS}/alignment/{{family}}/{{setting}}/seed{{seed}}_grams.npz",
+        params:
+            run=lambda w: canonical({**ALIGNMENT_RUNS[(w.family, w.setting)], "keep_grams": True}),
+            device=config["device"],
+            # the run's resumable state while it trains (not an output: it survives a killed job)
+            state=lambda w: f"{CH6_STATE}/alignment/{w.family}/{w.setting}/seed{w.seed}.pt",
+        log:
+            "results/logs/george_thesis/ch6/alignment/{family}/{setting}/seed{seed}.log",
+        benchmark:
+            "results/benchmarks/rules/george_thesis/ch6/alignment/{family}/{setting}/seed{seed}.tsv"
+        wildcard_constraints:
+            family=alternatives({family for family, _ in ALIGNMENT_RUNS}),
+            setting=alternatives({setting for _, setting in ALIGNMENT_RUNS}),
+            seed=r"\d+",
+        threads: threads_for("train")
+        resources:
+            **gpu_resources(),
+        conda:
+            "../../envs/torch.yaml"
+        script:
+            "../../src/scripts/george_thesis_ch6_run_alignment.py"
+
+    rule george_thesis_ch6_summarise_alignment:
+        input:
+            grams=f"{CH6_RUNS}/alignment/{{family}}/{{setting}}/seed{{seed}}_grams.npz",
+            code=script_code("george_thesis_ch6_summarise_alignment.py"),
+        output:
+            summary=f"{CH6_RUNS}/alignment/{{family}}/{{setting}}/seed{{seed}}_spectra.csv",
+            trace_ratios=f"{CH6_RUNS}/alignment/{{family}}/{{setting}}/seed{{seed}}_trace_ratios.npz",
+        params:
+            centring=ALIGNMENT["centring"],
+        log:
+            "results/logs/george_thesis/ch6/alignment/{family}/{setting}/seed{seed}_spectra.log",
+        wildcard_constraints:
+            family=alternatives({family for family, _ in ALIGNMENT_RUNS}),
+            setting=alternatives({setting for _, setting in ALIGNMENT_RUNS}),
+            seed=r"\d+",
+        threads: 1
+        conda:
+            "../../envs/torch.yaml"
+        script:
+            "../../src/scripts/george_thesis_ch6_summarise_alignment.py"
+
+
 # --- end of alignment ---
 
 # --- Figs 6.4, B.7: alignment on easy vs difficult examples (easy_difficult) ---
+
+EASY_DIFFICULT = GEORGE_CH6.get("easy_difficult")
+EASY_DIFFICULT_RUNS = kernel_runs(EASY_DIFFICULT) if EASY_DIFFICULT else {}
+
+
+def difficult_inputs(family):
+    """The prepared dataset of the difficult examples, when they come from another dataset."""
+    name = EASY_DIFFICULT["families"][family].get("difficult_dataset")
+    return {"difficult": prepared(name)} if name else {}
+
+
+if EASY_DIFFICULT:
+
+    rule george_thesis_ch6_run_easy_difficult:
+        input:
+            unpack(lambda w: difficult_inputs(w.family)),
+            data=lambda w: prepared(EASY_DIFFICULT["families"][w.family]["dataset"]),
+            code=lambda w: script_code("george_thesis_ch6_run_easy_difficult.py",
+                                       EASY_DIFFICULT_RUNS[(w.family, w.setting)]),
+        output:
+            rows=f"{CH6_RUNS}/easy_difficult/{{family}}/{{setting}}/seed{{seed}}.csv",
+            layers=f"{CH6_RUNS}/easy_difficult/{{family}}/{{setting}}/seed{{seed}}_layers.csv",
+        params:
+            run=lambda w: canonical({**EASY_DIFFICULT_RUNS[(w.family, w.setting)], "keep_grams": False}),
+            device=config["device"],
+            state=lambda w: f"{CH6_STATE}/easy_difficult/{w.family}/{w.setting}/seed{w.seed}.pt",
+        log:
+            "results/logs/george_thesis/ch6/easy_difficult/{family}/{setting}/seed{seed}.log",
+        benchmark:
+            "results/benchmarks/rules/george_thesis/ch6/easy_difficult/{family}/{setting}/seed{seed}.tsv"
+        wildcard_constraints:
+            family=alternatives({family for family, _ in EASY_DIFFICULT_RUNS}),
+            setting=alternatives({setting for _, setting in EASY_DIFFICULT_RUNS}),
+            seed=r"\d+",
+        threads: threads_for("train")
+        resources:
+            **gpu_resources(),
+        conda:
+            "../../envs/torch.yaml"
+        script:
+            "../../src/scripts/george_thesis_ch6_run_easy_difficult.py"
+
 
 # --- end of easy_difficult ---
 

@@ -6,7 +6,8 @@ captions in the body. Appendix figures sit with their chapter in the code: A wit
 chapter 6, C with chapter 5.
 """
 
-from .entries import NOT_BUILT, Entry
+from ..experiments.settings import family_runs
+from .entries import NOT_BUILT, ClaimSet, Entry
 
 TITLE = ("Thomas George (PhD thesis, 2023): Deep networks training and generalization, insights "
          "from linearization")
@@ -18,6 +19,115 @@ CURVATURE = "issue 26 (Fisher representations, KFAC/EKFAC)"
 EKFAC_TRAINING = "issue 27 (training with KFAC/EKFAC)"
 LAZY_VS_HASTY = "issue 24 (lazy vs hasty)"
 NTK_ALIGNMENT = "issue 23 (NTK alignment)"
+
+
+# --- Chapter 6: the runs of each figure group ---------------------------------------------------
+
+CH6_RUNS = "results/george_thesis/runs/ch6"
+FIGURES_CH6 = "linearlens.figures.george_thesis.ch6"
+CLAIMS_CH6 = "linearlens.claims.george_thesis.ch6"
+KERNEL_RUN_KEYS = ("probe_size", "gram_points", "centring")  # group keys every run of a group carries
+NAMING_KEYS = ("label", "standin")  # how figures name a family: not part of a run
+
+
+def ch6_group(config: dict, group: str) -> dict | None:
+    """The ``george_thesis: ch6: <group>`` config, None when the group is not configured."""
+    return (config.get("ch6") or {}).get(group)
+
+
+def kernel_runs(group_config: dict) -> dict[tuple[str, str], dict]:
+    """{(family, setting): run spec} of a group of training runs with tangent-kernel probes."""
+    shared = {key: group_config[key] for key in KERNEL_RUN_KEYS}
+    return {(family, setting): {**shared, **{k: v for k, v in run.items() if k not in NAMING_KEYS}}
+            for family, spec in group_config["families"].items()
+            for setting, run in family_runs(spec).items()}
+
+
+def family_seeds(group_config: dict, family: str) -> list[int]:
+    return group_config["families"][family].get("seeds", group_config["seeds"])
+
+
+def kernel_run_list(group_config: dict, keep) -> list[dict]:
+    """The runs (family, setting, seed, label noise, lr) whose spec ``keep(family, run)`` accepts,
+    in config order: what a figure or claim set reads, and how it names each file."""
+    return [{"family": family, "setting": setting, "seed": seed, "label_noise": run.get("label_noise", 0.0),
+             "lr": run["lr"]}
+            for (family, setting), run in kernel_runs(group_config).items() if keep(family, run)
+            for seed in family_seeds(group_config, family)]
+
+
+def kernel_run_path(group: str, run: dict, suffix: str) -> str:
+    return f"{CH6_RUNS}/{group}/{run['family']}/{run['setting']}/seed{run['seed']}{suffix}"
+
+
+def spectrum_runs(group_config: dict, which: str = "spectrum") -> list[dict]:
+    """Figs 6.2, 6.3 (``spectrum``) or B.8 (``spectrum_appendix``): the family's runs at that
+    learning rate, one per label-noise level."""
+    chosen = group_config[which]
+    runs = kernel_run_list(group_config, lambda family, run: family == chosen["family"] and run["lr"] == chosen["lr"])
+    return sorted(runs, key=lambda run: run["label_noise"])
+
+
+def architecture_runs(group_config: dict) -> list[dict]:
+    """Figs B.5, B.6: each listed family's first noise-free run."""
+    runs = []
+    for family in group_config["architectures"]:
+        clean = kernel_run_list(group_config, lambda f, r: f == family and r.get("label_noise", 0) == 0)
+        if not clean:
+            raise ValueError(f"george_thesis.ch6.alignment.architectures: family {family!r} has no noise-free run")
+        runs += [run for run in clean if run["setting"] == clean[0]["setting"]]
+    return runs
+
+
+def family_names(group_config: dict) -> dict[str, dict]:
+    return {family: {key: spec.get(key) for key in NAMING_KEYS} for family, spec in group_config["families"].items()}
+
+
+def _kernel_inputs(group: str, runs_of, files: dict[str, str]):
+    """Inputs of a figure or claim set of a kernel group: per input name, one file per run."""
+    def inputs(config):
+        group_config = ch6_group(config, group)
+        runs = runs_of(group_config)
+        datasets = sorted({group_config["families"][run["family"]]["dataset"] for run in runs})
+        return {**{name: [kernel_run_path(group, run, suffix) for run in runs] for name, suffix in files.items()},
+                "provenance": [f"results/data/{dataset}.json" for dataset in datasets]}
+    return inputs
+
+
+def _kernel_params(group: str, runs_of):
+    return lambda config: {"runs": runs_of(ch6_group(config, group)),
+                           "families": family_names(ch6_group(config, group)),
+                           "centring": ch6_group(config, group)["centring"]}
+
+
+def _configured(group: str):
+    return lambda config: ch6_group(config, group) is not None
+
+
+ALIGNMENT_FILES = {"rows": ".csv", "layers": "_layers.csv", "spectra": "_spectra.csv",
+                   "trace_ratios": "_trace_ratios.npz"}
+SPECTRUM_FILES = {"rows": ".csv", "spectra": "_spectra.csv", "trace_ratios": "_trace_ratios.npz"}
+EASY_DIFFICULT_FILES = {"rows": ".csv", "layers": "_layers.csv"}
+
+
+def kernel_figure(figure_id: str, title: str, section: str, group: str, runs_of, files=None,
+                  caption: str = "") -> Entry:
+    files = files or (ALIGNMENT_FILES if group == "alignment" else EASY_DIFFICULT_FILES)
+    return Entry(figure_id, title, section, plot=f"{FIGURES_CH6}:plot_{figure_id}", caption=caption,
+                 inputs=_kernel_inputs(group, runs_of, files), params=_kernel_params(group, runs_of),
+                 configured=_configured(group))
+
+
+def hierarchy_runs(group_config: dict) -> list[dict]:
+    return kernel_run_list(group_config, lambda family, run: family in group_config["hierarchy"])
+
+
+def depth_runs(group_config: dict) -> list[dict]:
+    return kernel_run_list(group_config, lambda family, run: family == group_config["depths"])
+
+
+def _both_spectra(group_config: dict) -> list[dict]:
+    return spectrum_runs(group_config) + spectrum_runs(group_config, "spectrum_appendix")
 
 
 def drawing(figure_id: str, title: str, section: str, note: str) -> Entry:
@@ -76,12 +186,12 @@ ENTRIES = [
     # Chapter 6: NTK alignment (appendix B below)
     data_figure("fig_6_1", "Eigenfunctions of the tangent kernel on the 2-D disk task over training",
                 "Chapter 6", NTK_ALIGNMENT),
-    data_figure("fig_6_2", "VGG19 on CIFAR-10 with random labels: tangent-kernel spectrum, effective rank and "
-                "trace ratios over training", "Chapter 6", NTK_ALIGNMENT),
-    data_figure("fig_6_3", "Same runs: CKA of the tangent kernel with the class labels, whole kernel and per "
-                "layer", "Chapter 6", NTK_ALIGNMENT),
-    data_figure("fig_6_4", "Alignment on easy vs difficult examples: MNIST plus random-label MNIST or KMNIST",
-                "Chapter 6", NTK_ALIGNMENT),
+    kernel_figure("fig_6_2", "VGG19 on CIFAR-10 with random labels: tangent-kernel spectrum, effective rank and "
+                  "trace ratios over training", "Chapter 6", "alignment", spectrum_runs, SPECTRUM_FILES),
+    kernel_figure("fig_6_3", "Same runs: CKA of the tangent kernel with the class labels, whole kernel and per "
+                  "layer", "Chapter 6", "alignment", spectrum_runs, {"rows": ".csv", "layers": "_layers.csv"}),
+    kernel_figure("fig_6_4", "Alignment on easy vs difficult examples: MNIST plus random-label MNIST or KMNIST",
+                  "Chapter 6", "easy_difficult", hierarchy_runs),
     data_figure("fig_6_5", "SuperNat: its algorithm box, and test error of SuperNat vs gradient descent on noisy "
                 "linear regression", "Chapter 6", NTK_ALIGNMENT,
                 "the left half is an algorithm box (SuperNat's steps), drawn beside the curves"),
@@ -107,13 +217,14 @@ ENTRIES = [
                 "A = Id and optimised-A bounds", "Appendix B", NTK_ALIGNMENT),
     data_figure("fig_B_4", "The disk dataset: 500 training points and the 50×50 test grid", "Appendix B",
                 NTK_ALIGNMENT, "a data picture from the Fig 6.1 generator"),
-    data_figure("fig_B_5", "Centred alignment (CKA) with the labels on test data: MLP on MNIST, VGG19 and "
-                "ResNet18 on CIFAR-10", "Appendix B", NTK_ALIGNMENT),
-    data_figure("fig_B_6", "As Fig B.5 with uncentred kernel alignment", "Appendix B", NTK_ALIGNMENT),
-    data_figure("fig_B_7", "Effect of depth on easy vs difficult alignment, MNIST with random-label examples, "
-                "several seeds", "Appendix B", NTK_ALIGNMENT),
-    data_figure("fig_B_8", "As Fig 6.2 with learning rate 0.003: spectrum, effective rank and trace ratios",
-                "Appendix B", NTK_ALIGNMENT),
+    kernel_figure("fig_B_5", "Centred alignment (CKA) with the labels on test data: MLP on MNIST, VGG19 and "
+                  "ResNet18 on CIFAR-10", "Appendix B", "alignment", architecture_runs, {"rows": ".csv"}),
+    kernel_figure("fig_B_6", "As Fig B.5 with uncentred kernel alignment", "Appendix B", "alignment",
+                  architecture_runs, {"spectra": "_spectra.csv"}),
+    kernel_figure("fig_B_7", "Effect of depth on easy vs difficult alignment, MNIST with random-label examples, "
+                  "several seeds", "Appendix B", "easy_difficult", depth_runs),
+    kernel_figure("fig_B_8", "As Fig 6.2 with learning rate 0.003: spectrum, effective rank and trace ratios",
+                  "Appendix B", "alignment", lambda group_config: spectrum_runs(group_config, "spectrum_appendix"), SPECTRUM_FILES),
     # Appendix C: lazy vs hasty supplementary
     data_figure("fig_C_1", "As Fig 5.2 (noisy labels) with α = 1 and learning rates from 0.01 to 1e-6: the "
                 "learning rate is not α", "Appendix C", LAZY_VS_HASTY),
@@ -133,4 +244,19 @@ ENTRIES = [
                 "caption identical to C.7; which dataset is not stated (spec default: Waterbirds)"),
     data_figure("fig_C_9", "Unconstrained 2-layer MLP on the three analytical datasets: per-group curves as in "
                 "Fig 5.4", "Appendix C", LAZY_VS_HASTY),
+]
+
+
+def _claim_params(group: str, runs_of):
+    kernel_params = _kernel_params(group, runs_of)
+    return lambda config: {"thresholds": config["claim_thresholds"], **kernel_params(config)}
+
+
+CLAIM_SETS = [
+    ClaimSet(f"{CLAIMS_CH6}:alignment_claims", _kernel_inputs("alignment", _both_spectra, ALIGNMENT_FILES),
+             params=_claim_params("alignment", _both_spectra), configured=_configured("alignment")),
+    ClaimSet(f"{CLAIMS_CH6}:easy_difficult_claims",
+             _kernel_inputs("easy_difficult", lambda g: hierarchy_runs(g) + depth_runs(g), EASY_DIFFICULT_FILES),
+             params=_claim_params("easy_difficult", lambda g: hierarchy_runs(g) + depth_runs(g)),
+             configured=_configured("easy_difficult")),
 ]

@@ -2,8 +2,51 @@
 Figs 6.1-6.6 and B.1-B.8 (tangent-kernel spectrum, alignment with the labels, SuperNat, complexity
 measures); Fig 6.5's left half is an algorithm box, drawn with its curves."""
 
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
 
 # --- Figs 6.2, 6.3, B.5, B.6, B.8: the tangent kernel's spectrum and its alignment with the labels over training (alignment) ---
+
+RUN_COLUMNS = ("family", "setting", "seed", "label_noise", "lr")
+
+
+def read_kernel_runs(paths: list[str], runs: list[dict]) -> pd.DataFrame:
+    """One frame of a group's run files (rows, layers or spectra), each row tagged with its run."""
+    frames = []
+    for path, run in zip(paths, runs):
+        frame = pd.read_csv(path)
+        for position, column in enumerate(RUN_COLUMNS):
+            frame.insert(position, column, run[column])
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
+
+
+def half_rise_step(steps: pd.Series, values: pd.Series) -> float:
+    """The first step where a curve has covered half its way from its start to its peak: when it
+    rises (NaN when it never rises)."""
+    start, peak = values.iloc[0], values.max()
+    if not peak > start:
+        return float("nan")
+    return float(steps[values >= start + (peak - start) / 2].iloc[0])
+
+
+def noise_label(label_noise: float) -> str:
+    return f"{label_noise:.0%} random labels" if label_noise else "no random labels"
+
+
+def network_name(names: dict) -> str:
+    """The network as the thesis names it, and what stands in for it at this scale."""
+    return f"{names['standin']} (stand-in for {names['label']})" if names.get("standin") else names["label"]
+
+
+def run_title(run: dict, families: dict) -> str:
+    return f"{network_name(families[run['family']])}\n{noise_label(run['label_noise'])}, lr {run['lr']:g}"
+
+
+def spearman(x, y) -> float:
+    return float(pd.Series(np.asarray(x, dtype=float)).corr(pd.Series(np.asarray(y, dtype=float)), method="spearman"))
 
 # --- end of alignment ---
 

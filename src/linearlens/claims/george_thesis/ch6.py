@@ -2,12 +2,223 @@
 (tangent-kernel spectrum, alignment with the labels, SuperNat, complexity measures); Fig 6.5's left half is
 an algorithm box, drawn with its curves."""
 
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ...analysis.george_thesis.ch6 import half_rise_step, noise_label, read_kernel_runs, spearman
+from ...manifests.jobs import ClaimsJob
+from .. import ClaimCheck
 
 # --- Figs 6.2, 6.3, B.5, B.6, B.8: the tangent kernel's spectrum and its alignment with the labels over training (alignment) ---
+
+
+@dataclass(frozen=True)
+class AlignmentThresholds:
+    """The thesis's numbers (spec §3, H17, H18, H21). None: measured and reported, not claimed at
+    this scale (the quick stand-in networks are checked on the qualitative trend only)."""
+
+    erank_share_clean: float  # H17: min effective rank / initial one, below, without random labels
+    erank_share_noisy: float  # H17: the same with the most random labels
+    eigenvalue_growth: float | None  # H17: max and mean eigenvalue gain by full training accuracy, above
+    top40_share: float | None  # H17: T_40 at the end, above
+    cka_gain: float  # H18: peak CKA / initial CKA, above (train and test kernels)
+    layer_cka: float | None  # H18: per-layer CKA (peak) above this for at least two intermediate layers
+    lr_erank_ratio: tuple[float, float]  # H21: min erank at the small lr / at the large lr, within
+
+
+ALIGNMENT_THRESHOLDS = {
+    "quick": AlignmentThresholds(erank_share_clean=1.0, erank_share_noisy=1.0, eigenvalue_growth=None,
+                                 top40_share=None, cka_gain=2.0, layer_cka=None, lr_erank_ratio=(1.0, np.inf)),
+    "paper": AlignmentThresholds(erank_share_clean=0.10, erank_share_noisy=0.20, eigenvalue_growth=100.0,
+                                 top40_share=0.70, cka_gain=2.0, layer_cka=0.5, lr_erank_ratio=(2.0, 4.0)),
+}
+
+
+def _verdict(value: float, passed: bool, threshold) -> bool | None:
+    """None when the claim is not checked at this scale (its threshold is None) or not measurable."""
+    if threshold is None or value is None or (isinstance(value, float) and np.isnan(value)):
+        return None
+    return bool(passed)
+
+
+def _run_of(frame: pd.DataFrame, run: dict) -> pd.DataFrame:
+    return frame[(frame.family == run["family"]) & (frame.setting == run["setting"]) & (frame.seed == run["seed"])]
+
+
+def alignment_claims(job: ClaimsJob) -> list[ClaimCheck]:
+    """H17 (spectrum), H18 (alignment with the labels), H21 (learning rate) on the runs of Figs
+    6.2, 6.3 and B.8."""
+    limits = ALIGNMENT_THRESHOLDS[job.params["thresholds"]]
+    runs = job.params["runs"]
+    rows = read_kernel_runs(job.inputs["rows"], runs)
+    spectra = read_kernel_runs(job.inputs["spectra"], runs)
+    layers = read_kernel_runs(job.inputs["layers"], runs)
+    large_lr = max(run["lr"] for run in runs)
+    checks = []
+    for run in (r for r in runs if r["lr"] == large_lr):
+        checks += _spectrum_checks(run, _run_of(rows, run), _run_of(spectra, run), limits, runs)
+        checks += _cka_checks(run, _run_of(rows, run), _run_of(layers, run), limits)
+    checks += _learning_rate_checks(runs, spectra, limits)
+    return checks
+
+
+def _spectrum_checks(run, rows, spectra, limits, runs) -> list[ClaimCheck]:
+    train = spectra[spectra.probe == "train"].set_index("step")
+    name = noise_label(run["label_noise"])
+    noisiest = max(r["label_noise"] for r in runs)
+    share_limit = limits.erank_share_clean if run["label_noise"] == 0 else (
+        limits.erank_share_noisy if run["label_noise"] == noisiest else None)
+    erank_share = float(train.effective_rank.min() / train.effective_rank.iloc[0])
+    checks = [ClaimCheck("H17", "fig_6_2", f"{name}: the effective rank drops early in training",
+                         f"min effective rank / initial < {share_limit}" if share_limit is not None else
+                         "min effective rank / initial (reported)",
+                         f"{erank_share:.3f} (initial {train.effective_rank.iloc[0]:.1f}, min "
+                         f"{train.effective_rank.min():.1f})",
+                         _verdict(erank_share, share_limit is not None and erank_share < share_limit, share_limit))]
+    t40 = train["trace_ratio_40"] if "trace_ratio_40" in train else None
+    if t40 is not None:
+        rise = bool(t40.iloc[-1] > t40.iloc[0])
+        top_limit = limits.top40_share
+        checks.append(ClaimCheck(
+            "H17", "fig_6_2", f"{name}: the top-40 eigenvalues gather the trace (T_40 rises; > 70% at paper scale)",
+            "T_40 at the end > at step 0" + (f" and > {top_limit:.0%}" if top_limit is not None else ""),
+            f"T_40 {t40.iloc[0]:.3f} -> {t40.iloc[-1]:.3f}",
+            rise and (top_limit is None or t40.iloc[-1] > top_limit)))
+    fitted = rows[rows.train_accuracy >= 1.0]
+    at = int(fitted.step.iloc[0]) if len(fitted) else int(rows.step.iloc[-1])
+    growth = {s: float(train.loc[at, f"eigenvalue_{s}"] / train[f"eigenvalue_{s}"].iloc[0]) for s in ("max", "mean")}
+    limit = limits.eigenvalue_growth
+    checks.append(ClaimCheck(
+        "H17", "fig_6_2", f"{name}: max and mean eigenvalues gain over two orders of magnitude by 100% training accuracy",
+        f"growth of both at the first step with training accuracy 1 (else the last) > {limit:g}" if limit else
+        "growth of max and mean eigenvalue (reported)",
+        f"max x{growth['max']:.1f}, mean x{growth['mean']:.1f} at step {at}"
+        + ("" if len(fitted) else " (training accuracy never reached 1)"),
+        _verdict(min(growth.values()), limit is not None and min(growth.values()) > limit, limit)))
+    if run["label_noise"] == noisiest and noisiest > 0:
+        rho = spearman(train.effective_rank.to_numpy(), rows.set_index("step").loc[train.index, "test_accuracy"])
+        checks.append(ClaimCheck(
+            "H17", "fig_6_2", f"{name}: the train kernel's effective rank anti-correlates with test accuracy",
+            "Spearman rho(effective rank, test accuracy) over the run < 0", f"rho = {rho:.2f}",
+            _verdict(rho, rho < 0, 0.0)))
+    return checks
+
+
+def _cka_checks(run, rows, layers, limits) -> list[ClaimCheck]:
+    name = noise_label(run["label_noise"])
+    checks = []
+    for probe in ("train", "test"):
+        curve = rows[f"{probe}_cka"]
+        gain = float(curve.max() / curve.iloc[0])
+        checks.append(ClaimCheck(
+            "H18", "fig_6_3", f"{name}: the {probe} kernel's CKA with the labels increases during training",
+            f"peak CKA / initial CKA > {limits.cka_gain:g}", f"{curve.iloc[0]:.3f} -> peak {curve.max():.3f} "
+            f"(x{gain:.2f}), end {curve.iloc[-1]:.3f}", bool(gain > limits.cka_gain)))
+    if run["label_noise"] > 0:
+        learning = rows[rows.step <= rows.step[rows.test_accuracy.idxmax()]]
+        lead = float((learning.test_cka - learning.train_cka).mean())
+        checks.append(ClaimCheck(
+            "H18", "fig_6_3", f"{name}: during learning the test kernel aligns more than the train kernel",
+            "mean (test CKA - train CKA) up to the test-accuracy peak > 0", f"{lead:+.3f}", bool(lead > 0)))
+    train_layers = layers[layers.probe == "train"]
+    peaks = train_layers.groupby("layer_index").cka.max()
+    intermediate = peaks.iloc[1:-1]
+    limit = limits.layer_cka
+    above = int((intermediate > (limit if limit is not None else 0.5)).sum())
+    checks.append(ClaimCheck(
+        "H18", "fig_6_3", f"{name}: several intermediate layers align (layer CKA > 0.5), the top layers less",
+        f"at least 2 intermediate layers with peak CKA > {limit}, and the last layer's peak below the best "
+        "intermediate one" if limit is not None else "peak layer CKAs (reported)",
+        "peaks by layer " + ", ".join(f"{v:.2f}" for v in peaks),
+        _verdict(above, above >= 2 and peaks.iloc[-1] < intermediate.max(), limit)))
+    return checks
+
+
+def _learning_rate_checks(runs, spectra, limits) -> list[ClaimCheck]:
+    lrs = sorted({run["lr"] for run in runs})
+    if len(lrs) < 2:
+        return []
+    small, large = lrs[0], lrs[-1]
+    checks = []
+    low, high = limits.lr_erank_ratio
+    for noise in sorted({run["label_noise"] for run in runs}):
+        pair = {r["lr"]: r for r in runs if r["label_noise"] == noise and r["lr"] in (small, large)}
+        if len(pair) < 2:
+            continue
+        minimum = {lr: _run_of(spectra, run).query("probe == 'train'").effective_rank.min() for lr, run in pair.items()}
+        ratio = float(minimum[small] / minimum[large])
+        checks.append(ClaimCheck(
+            "H21", "fig_B_8", f"{noise_label(noise)}: with lr {small:g} the effective rank drops to a value about 3x "
+            f"higher than with lr {large:g}", f"min erank ratio (lr {small:g} / lr {large:g}) in [{low:g}, {high:g}]",
+            f"{ratio:.2f} ({minimum[small]:.1f} vs {minimum[large]:.1f})", bool(low <= ratio <= high)))
+    return checks
 
 # --- end of alignment ---
 
 # --- Figs 6.4, B.7: alignment on easy vs difficult examples (easy_difficult) ---
+
+
+def easy_difficult_claims(job: ClaimsJob) -> list[ClaimCheck]:
+    """H19 (easy examples align before and above difficult ones, Fig 6.4) and H20 (depth, Fig B.7)."""
+    runs = job.params["runs"]
+    rows = read_kernel_runs(job.inputs["rows"], runs)
+    families = job.params["families"]
+    checks = []
+    for family, part in rows.groupby("family", sort=False):
+        if family == _depth_family(runs, rows):
+            continue
+        peaks = part.groupby("seed")[["easy_cka", "difficult_cka"]].max().mean()
+        rises = part.groupby("seed").apply(lambda run: pd.Series(
+            {kind: half_rise_step(run.step, run[f"{kind}_cka"]) for kind in ("easy", "difficult")})).mean()
+        label = families[family]["label"]
+        checks.append(ClaimCheck(
+            "H19", "fig_6_4", f"difficult = {label}: easy examples align higher than difficult ones",
+            "peak CKA on easy > peak CKA on difficult (seed mean)",
+            f"easy {peaks.easy_cka:.3f}, difficult {peaks.difficult_cka:.3f}", bool(peaks.easy_cka > peaks.difficult_cka)))
+        checks.append(ClaimCheck(
+            "H19", "fig_6_4", f"difficult = {label}: easy examples align first",
+            "step where CKA covers half its rise: easy before difficult (never rising counts as later)",
+            f"easy {rises.easy:.0f}, difficult {rises.difficult:.0f}",
+            bool(np.nan_to_num(rises.difficult, nan=np.inf) > rises.easy)))
+    checks += _depth_checks(rows[rows.family == _depth_family(runs, rows)])
+    return checks
+
+
+def _depth_family(runs, rows) -> str | None:
+    """The family of Fig B.7: the one with several settings (depths)."""
+    settings = rows.groupby("family").setting.nunique()
+    several = settings[settings > 1]
+    return several.index[0] if len(several) else None
+
+
+def _depth(setting: str) -> int:
+    return int("".join(ch for ch in setting if ch.isdigit()))
+
+
+def _depth_checks(rows: pd.DataFrame) -> list[ClaimCheck]:
+    if rows.empty:
+        return []
+    per_run = rows.groupby(["setting", "seed"]).apply(lambda run: pd.Series({
+        "start": half_rise_step(run.step, run.easy_cka),
+        "ratio": run.easy_cka.max() / max(run.difficult_cka.max(), 1e-12)})).reset_index()
+    per_run["depth"] = per_run.setting.map(_depth)
+    by_depth = per_run.groupby("depth")[["start", "ratio"]].mean()
+    rho_start = spearman(by_depth.index, by_depth.start)
+    rho_ratio = spearman(by_depth.index, by_depth.ratio)
+    described = ", ".join(f"depth {d}: {r.start:.0f}" for d, r in by_depth.iterrows())
+    ratios = ", ".join(f"depth {d}: {r.ratio:.2f}" for d, r in by_depth.iterrows())
+    return [
+        ClaimCheck("H20", "fig_B_7", "deeper networks start aligning later",
+                   "Spearman rho(depth, step of half the easy-CKA rise; seed mean) > 0",
+                   f"rho = {rho_start:.2f} ({described})", _verdict(rho_start, rho_start > 0, 0.0)),
+        ClaimCheck("H20", "fig_B_7", "with depth the easy/difficult alignment ratio reaches a higher value",
+                   "Spearman rho(depth, peak easy CKA / peak difficult CKA; seed mean) > 0",
+                   f"rho = {rho_ratio:.2f} ({ratios})", _verdict(rho_ratio, rho_ratio > 0, 0.0)),
+    ]
 
 # --- end of easy_difficult ---
 

@@ -2,12 +2,250 @@
 (tangent-kernel spectrum, alignment with the labels, SuperNat, complexity measures); Fig 6.5's left half is
 an algorithm box, drawn with its curves."""
 
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from ...data.transforms import balanced_order, randomise_labels
+from ...kernels.alignment import alignment, centre, effective_rank, eigenvalues, target_alignment, target_gram
+from ...kernels.ntk import empirical_ntk
+from ...models.zoo import build_model
+from ...train.batches import EpochBatches
+from ...train.learners import SupervisedLearner
+from ...train.schedules import AtSteps, log_steps
+from ...train.session import RunRecord, Session, checkpoint_for
+from ...train.tasks import classification_metrics, load_task
 
 # --- Figs 6.2, 6.3, B.5, B.6, B.8: the tangent kernel's spectrum and its alignment with the labels over training (alignment) ---
+
+NUM_CLASSES = 10
+
+
+@dataclass
+class ProbeSet:
+    """Fixed examples whose tangent kernel is taken during training, with the labels it is
+    aligned with (the training labels, noisy ones included, for training examples)."""
+
+    name: str
+    x: Tensor
+    labels: Tensor
+
+
+class KernelProbe:
+    """At its steps, the tangent Gram of every probe set over all outputs, (n, c, n, c), layer by
+    layer (a layer = one module's weight and bias). Each row gets the whole kernel's CKA with the
+    labels, its uncentred alignment and its trace; the per-layer numbers are kept as scalars (a
+    per-layer Gram would cost layers x Gram memory per step); the whole Grams are kept raw
+    (float32, uncentred) when asked, so every spectrum and alignment variant can be derived later."""
+
+    def __init__(self, model: torch.nn.Module, probe_sets: list[ProbeSet], per_output_centring: bool,
+                 keep_grams: bool):
+        self.model, self.probe_sets = model, probe_sets
+        self.per_output, self.keep_grams = per_output_centring, keep_grams
+        self.grams: dict[str, list[Tensor]] = {probe.name: [] for probe in probe_sets}
+        self.gram_steps: list[int] = []
+        self.layer_rows: list[dict] = []
+
+    def __call__(self, session: Session) -> dict:
+        row = {}
+        for probe in self.probe_sets:
+            layers = empirical_ntk(self.model, probe.x, per_layer=True)
+            whole = sum(layers.values()).double()
+            row.update(_alignment_numbers(probe.name, whole, probe.labels, self.per_output))
+            for index, (layer, gram) in enumerate(layers.items()):
+                self.layer_rows.append({"step": session.step, "probe": probe.name, "layer": layer,
+                                        "layer_index": index,
+                                        **_alignment_numbers("", gram.double(), probe.labels, self.per_output)})
+            if self.keep_grams:
+                self.grams[probe.name].append(whole.float().cpu())
+        self.gram_steps.append(session.step)
+        return row
+
+    def state_dict(self) -> dict:
+        return {"grams": self.grams, "gram_steps": self.gram_steps, "layer_rows": self.layer_rows}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.grams, self.gram_steps, self.layer_rows = state["grams"], state["gram_steps"], state["layer_rows"]
+
+
+def _alignment_numbers(prefix: str, gram: Tensor, labels: Tensor, per_output: bool) -> dict:
+    name = f"{prefix}_" if prefix else ""
+    return {f"{name}cka": float(target_alignment(gram, labels, per_output=per_output)),
+            f"{name}alignment_uncentred": float(target_alignment(gram, labels, centred=False)),
+            f"{name}trace": float(torch.einsum("iaia->", gram))}
+
+
+class ClassificationProbe:
+    """Loss and accuracy on the training set (its labels as trained, noisy ones included) and on
+    the test set."""
+
+    def __init__(self, model, task):
+        self.model, self.task = model, task
+
+    def __call__(self, session: Session) -> dict:
+        self.model.eval()
+        row = {}
+        for split in ("train", "test"):
+            accuracy, loss = classification_metrics(self.model, self.task[f"x_{split}"], self.task[f"y_{split}"])
+            row.update({f"{split}_accuracy": accuracy, f"{split}_loss": loss})
+        return row
+
+
+def training_steps(run: dict, n_train: int) -> int:
+    return run["epochs"] * math.ceil(n_train / run["batch_size"])
+
+
+def kernel_alignment_run(run: dict, task: dict[str, Tensor], probe_sets: list[ProbeSet], seed: int,
+                         state_path: str | None = None, inputs_version: str = "") -> tuple[RunRecord, KernelProbe]:
+    """SGD with momentum on the cross-entropy (Chapter 6's runs) with the tangent kernels of the
+    probe sets taken at log-spaced steps (step 0 included)."""
+    torch.manual_seed(seed)
+    model = build_model(run["model"]).to(task["x_train"].device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=run["lr"], momentum=run["momentum"],
+                                weight_decay=run["weight_decay"])
+    learner = SupervisedLearner(model, optimizer, F.cross_entropy, task["x_train"], task["y_train"])
+    steps = training_steps(run, len(task["x_train"]))
+    kernels = KernelProbe(model, probe_sets, run["centring"] == "per_output", run["keep_grams"])
+    session = Session(learner, EpochBatches(len(task["x_train"]), run["batch_size"], seed), steps,
+                      probes=[ClassificationProbe(model, task), kernels],
+                      evaluate_at=AtSteps(log_steps(steps, run["gram_points"], dense=1)),
+                      checkpoint=checkpoint_for(state_path, run, seed, inputs_version))
+    return session.run(), kernels
+
+
+def label_noise_task(data_npz, run: dict, seed: int, device) -> tuple[dict[str, Tensor], list[ProbeSet], int]:
+    """The training set with a share ``label_noise`` of its labels redrawn uniformly (seeded by the
+    run's seed), and the probe sets: ``probe_size`` training examples (with the labels trained on)
+    and test examples. Returns the task, the probe sets and the number redrawn."""
+    task = load_task(data_npz, device=device)
+    noisy, redrawn = randomise_labels(task["y_train"].cpu().numpy(), run["label_noise"], NUM_CLASSES, seed)
+    task["y_train"] = torch.as_tensor(noisy, device=device)
+    n = run["probe_size"]
+    train, test = (probe_examples(task[f"y_{split}"], n) for split in ("train", "test"))
+    probes = [ProbeSet("train", task["x_train"][train], task["y_train"][train]),
+              ProbeSet("test", task["x_test"][test], task["y_test"][test])]
+    return task, probes, len(redrawn)
+
+
+def probe_examples(labels: Tensor, n: int) -> Tensor:
+    """The same ``n`` examples in every run and at every step: a class-balanced choice (a prepared
+    split may be sorted by class, and a one-class probe has no label alignment), by a fixed seed."""
+    return torch.as_tensor(balanced_order(labels.cpu().numpy(), seed=0)[:n], device=labels.device)
+
+
+def record_frames(record: RunRecord, kernels: KernelProbe) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The run's rows (metrics and whole-kernel alignment per step) and its per-layer rows."""
+    return record.frame(), pd.DataFrame.from_records(kernels.layer_rows)
+
+
+def saved_grams(kernels: KernelProbe) -> dict[str, np.ndarray]:
+    """The raw Grams as arrays for an npz: ``steps`` and one (steps, n, c, n, c) stack per probe set."""
+    arrays = {"steps": np.asarray(kernels.gram_steps)}
+    for name, grams in kernels.grams.items():
+        arrays[f"gram_{name}"] = torch.stack(grams).numpy()
+    for probe in kernels.probe_sets:
+        arrays[f"labels_{probe.name}"] = probe.labels.cpu().numpy()
+    return arrays
+
+
+# Centring conventions of the alignment (trap T-NTK-4): over the examples for each output
+# (Φ(x) - E_x Φ(x), the author's code), over all n·c indices (eq. 6.3.3), or none (Fig B.6).
+CENTRINGS = ("per_output", "global", "uncentred")
+TRACE_RATIO_MARKS = (40, 80, 160)
+
+
+def centred_as(gram: Tensor, centring: str) -> Tensor:
+    return gram if centring == "uncentred" else centre(gram, per_output=centring == "per_output")
+
+
+def label_alignment(gram: Tensor, labels: Tensor, centring: str) -> float:
+    target = centred_as(target_gram(labels, gram.shape[1]).to(gram), centring)
+    return float(alignment(centred_as(gram, centring), target, centred=False))
+
+
+def spectrum_summary(grams: dict[str, np.ndarray], centring: str) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
+    """From a run's raw Grams: per step and probe set, the spectrum of the kernel centred as
+    ``centring`` says (the thesis reports centred features): max, mean and median eigenvalue,
+    effective rank (eq. 6.3.1), trace ratios T_k = Σ_{j≤k} λ_j / Σ_j λ_j (eq. 6.3.2, k counted from
+    1, so T_1 = λ_1 / Σλ); the alignment with the labels under every centring; and all T_k curves."""
+    rows, curves = [], {}
+    for key in (k for k in grams if k.startswith("gram_")):
+        probe = key.removeprefix("gram_")
+        labels = torch.as_tensor(grams[f"labels_{probe}"])
+        ratios = []
+        for step, gram in zip(grams["steps"], grams[key]):
+            gram = torch.as_tensor(gram, dtype=torch.float64)
+            values = eigenvalues(centred_as(gram, centring)).clamp(min=0)  # rounding leaves tiny negatives
+            ratio = values.cumsum(0) / values.sum()
+            ratios.append(ratio.numpy())
+            rows.append({"step": int(step), "probe": probe, "eigenvalue_max": float(values[0]),
+                         "eigenvalue_mean": float(values.mean()), "eigenvalue_median": float(values.median()),
+                         "effective_rank": float(effective_rank(values)),
+                         **{f"trace_ratio_{k}": float(ratio[k - 1]) for k in TRACE_RATIO_MARKS if k <= len(ratio)},
+                         **{f"cka_{name}": label_alignment(gram, labels, name) for name in CENTRINGS}})
+        curves[f"trace_ratios_{probe}"] = np.stack(ratios)
+    curves["steps"] = np.asarray(grams["steps"])
+    return pd.DataFrame.from_records(rows), curves
+
 
 # --- end of alignment ---
 
 # --- Figs 6.4, B.7: alignment on easy vs difficult examples (easy_difficult) ---
+
+def _balanced(task: dict[str, Tensor]) -> dict[str, Tensor]:
+    """The training set in a fixed class-balanced order, so that its prefixes are balanced."""
+    order = probe_examples(task["y_train"], len(task["y_train"]))
+    return {**task, "x_train": task["x_train"][order], "y_train": task["y_train"][order]}
+
+
+def easy_difficult_task(data_npz, run: dict, seed: int, device,
+                        difficult_npz=None) -> tuple[dict[str, Tensor], list[ProbeSet]]:
+    """Hierarchical alignment (§6.3.4): ``n_easy`` training examples with their labels, plus
+    ``n_difficult`` difficult ones, and a probe set of ``probe_size`` examples of each kind (all
+    chosen class-balanced, in a fixed order).
+
+    Difficult examples are other training examples with random labels (``random_labels``, drawn
+    uniformly, possibly equal to the true one, as the author's code), examples of another dataset
+    sharing the output head (``dataset``, KMNIST at paper scale), or a structured stand-in
+    (``transposed``: other training images transposed, their labels permuted by a fixed
+    permutation: learnable, but unlike the easy ones)."""
+    task = _balanced(load_task(data_npz, device=device))
+    n_easy, n_difficult, kind = run["n_easy"], run["n_difficult"], run["difficult"]
+    easy_x, easy_y = task["x_train"][:n_easy], task["y_train"][:n_easy]
+    if kind == "dataset":
+        other = _balanced(load_task(difficult_npz, device=device))
+        hard_x, hard_y = other["x_train"][:n_difficult], other["y_train"][:n_difficult]
+    else:
+        hard_x = task["x_train"][n_easy:n_easy + n_difficult]
+        hard_y = task["y_train"][n_easy:n_easy + n_difficult]
+        if len(hard_x) < n_difficult:
+            raise ValueError(f"{data_npz} has {len(task['x_train'])} training examples: too few for "
+                             f"{n_easy} easy and {n_difficult} difficult ones")
+        if kind == "random_labels":
+            hard_y = torch.as_tensor(randomise_labels(hard_y.cpu().numpy(), 1.0, NUM_CLASSES, seed)[0], device=device)
+        elif kind == "transposed":
+            hard_x = hard_x.transpose(-1, -2)
+            permutation = torch.as_tensor(np.random.default_rng(run["permutation_seed"]).permutation(NUM_CLASSES),
+                                          device=device)
+            hard_y = permutation[hard_y]
+        else:
+            raise ValueError(f"difficult examples: unknown kind {kind!r}")
+    x_train, y_train = torch.cat([easy_x, hard_x]), torch.cat([easy_y, hard_y])
+    if run["standardise"]:  # with the mixture's statistics (the author's code)
+        mean, std = x_train.mean(), x_train.std()
+        x_train, task["x_test"] = (x_train - mean) / std, (task["x_test"] - mean) / std
+    task = {"x_train": x_train, "y_train": y_train, "x_test": task["x_test"], "y_test": task["y_test"]}
+    n = run["probe_size"]  # prefixes of class-balanced sets: balanced probes
+    probes = [ProbeSet("easy", task["x_train"][:n], y_train[:n]),
+              ProbeSet("difficult", task["x_train"][n_easy:n_easy + n], y_train[n_easy:n_easy + n])]
+    return task, probes
 
 # --- end of easy_difficult ---
 

@@ -2,12 +2,233 @@
 spectrum, alignment with the labels, SuperNat, complexity measures); Fig 6.5's left half is an algorithm
 box, drawn with its curves."""
 
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import seaborn as sns
+
+from ...analysis.george_thesis.ch6 import network_name, read_kernel_runs, run_title
+from ...manifests.jobs import FigureJob
+from ..style import apply_style, save_figure
 
 # --- Figs 6.2, 6.3, B.5, B.6, B.8: the tangent kernel's spectrum and its alignment with the labels over training (alignment) ---
+
+TRAIN_STYLE, TEST_STYLE = "-", "--"
+
+
+def _log_steps(ax) -> None:
+    """Iterations on a log axis that still shows step 0 (linear below 1)."""
+    ax.set_xscale("symlog", linthresh=1)
+    ax.set_xlim(left=0)
+
+
+def _named_families(job: FigureJob) -> str:
+    """Each family as the thesis names it, with its stand-in at this scale."""
+    families = job.params["families"]
+    return "; ".join(network_name(families[f]) for f in dict.fromkeys(run["family"] for run in job.params["runs"]))
+
+
+def _setup_note(job: FigureJob, what: str = "Networks") -> str:
+    seeds = sorted({run["seed"] for run in job.params["runs"]})
+    centring = ("over the examples for each output" if job.params["centring"] == "per_output"
+                else "over all n·c indices")
+    return f" {what}: {_named_families(job)}. Seeds {', '.join(map(str, seeds))}; CKA centred {centring}."
+
+
+def plot_fig_6_2(job: FigureJob) -> None:
+    """Columns = label-noise levels; rows: accuracy, max/mean/median eigenvalue, effective rank, trace
+    ratios T_k (train probe kernel; T_40, T_80, T_160 in red)."""
+    _spectrum_figure(job, "Fig 6.2")
+
+
+def plot_fig_B_8(job: FigureJob) -> None:
+    """As Fig 6.2 for the learning rate of the appendix runs."""
+    _spectrum_figure(job, "Fig B.8")
+
+
+def _spectrum_figure(job: FigureJob, label: str) -> None:
+    apply_style()
+    runs = job.params["runs"]
+    rows = read_kernel_runs(job.inputs["rows"], runs)
+    spectra = read_kernel_runs(job.inputs["spectra"], runs)
+    fig, axes = plt.subplots(4, len(runs), figsize=(4.2 * len(runs), 11), sharex=True, squeeze=False)
+    for column, (run, ratios_path) in enumerate(zip(runs, job.inputs["trace_ratios"])):
+        mine = rows[(rows.setting == run["setting"]) & (rows.seed == run["seed"])]
+        spectrum = spectra[(spectra.setting == run["setting"]) & (spectra.seed == run["seed"])]
+        ax = axes[0, column]
+        ax.plot(mine.step, mine.train_accuracy, TRAIN_STYLE, color="C0", label="train")
+        ax.plot(mine.step, mine.test_accuracy, TEST_STYLE, color="C0", label="test")
+        ax.set_title(run_title(run, job.params["families"]), fontsize=10)
+        for probe, style in (("train", TRAIN_STYLE), ("test", TEST_STYLE)):
+            part = spectrum[spectrum.probe == probe]
+            for statistic, colour in (("max", "C3"), ("mean", "C1"), ("median", "C2")):
+                axes[1, column].plot(part.step, part[f"eigenvalue_{statistic}"], style, color=colour,
+                                     label=f"{statistic} ({probe})")
+            axes[2, column].plot(part.step, part.effective_rank, style, color="C4", label=probe)
+        _trace_ratio_lines(axes[3, column], ratios_path)
+        axes[1, column].set_yscale("log")
+    for ax, ylabel in zip(axes[:, 0], ("accuracy", "eigenvalue", "effective rank", "trace ratio $T_k$ (train)")):
+        ax.set_ylabel(ylabel)
+    axes[0, 0].legend(fontsize=8)
+    axes[1, 0].legend(fontsize=7, ncol=2)
+    axes[2, 0].legend(fontsize=8)
+    for ax in axes.flat:
+        _log_steps(ax)
+    for ax in axes[-1]:
+        ax.set_xlabel("SGD iterations")
+    fig.tight_layout()
+    caption = (f"{job.caption} {label}: train (solid) and test (dashed) probe kernels over all outputs, centred "
+               f"features; T_k = share of the trace in the k largest eigenvalues (viridis: all k; red: k = 40, 80, "
+               f"160).{_setup_note(job)}")
+    save_figure(fig, job.png_path, caption, job.data_source)
+
+
+def _trace_ratio_lines(ax, ratios_path: str) -> None:
+    with np.load(ratios_path) as saved:
+        steps, ratios = saved["steps"], saved["trace_ratios_train"]
+    ranks = ratios.shape[1]
+    colours = sns.color_palette("viridis", ranks)
+    for k in range(0, ranks, max(1, ranks // 60)):  # about 60 of the r curves: the rest adds ink, not information
+        ax.plot(steps, ratios[:, k], color=colours[k], linewidth=0.6)
+    for k in (40, 80, 160):
+        if k <= ranks:
+            ax.plot(steps, ratios[:, k - 1], color="red", linewidth=1.2)
+            ax.annotate(f"$T_{{{k}}}$", (steps[-1], ratios[-1, k - 1]), fontsize=7, color="red")
+    ax.set_ylim(0, 1.02)
+
+
+def plot_fig_6_3(job: FigureJob) -> None:
+    """Columns = label-noise levels; rows: accuracy, CKA with the labels (train and test kernels),
+    per-layer CKA of the train kernels, per-layer CKA of the test kernels."""
+    apply_style()
+    runs = job.params["runs"]
+    rows = read_kernel_runs(job.inputs["rows"], runs)
+    layers = read_kernel_runs(job.inputs["layers"], runs)
+    fig, axes = plt.subplots(4, len(runs), figsize=(4.2 * len(runs), 11), sharex=True, squeeze=False)
+    depth = int(layers.layer_index.max()) + 1
+    colours = sns.color_palette("viridis", depth)
+    for column, run in enumerate(runs):
+        mine = rows[(rows.setting == run["setting"]) & (rows.seed == run["seed"])]
+        per_layer = layers[(layers.setting == run["setting"]) & (layers.seed == run["seed"])]
+        axes[0, column].plot(mine.step, mine.train_accuracy, TRAIN_STYLE, color="C0", label="train")
+        axes[0, column].plot(mine.step, mine.test_accuracy, TEST_STYLE, color="C0", label="test")
+        axes[0, column].set_title(run_title(run, job.params["families"]), fontsize=10)
+        axes[1, column].plot(mine.step, mine.train_cka, TRAIN_STYLE, color="C3", label="train kernel")
+        axes[1, column].plot(mine.step, mine.test_cka, TEST_STYLE, color="C3", label="test kernel")
+        for row, probe in ((2, "train"), (3, "test")):
+            for index, layer in per_layer[per_layer.probe == probe].groupby("layer_index"):
+                axes[row, column].plot(layer.step, layer.cka, color=colours[int(index)],
+                                       label=f"layer {int(index) + 1}" if column == 0 else None)
+    for ax, ylabel in zip(axes[:, 0], ("accuracy", "CKA(K, K_Y)", "layer CKA, train kernels", "layer CKA, test kernels")):
+        ax.set_ylabel(ylabel)
+    for row in (0, 1):
+        axes[row, 0].legend(fontsize=8)
+    axes[2, 0].legend(fontsize=7, ncol=2, title="input → output", title_fontsize=7)
+    for ax in axes.flat:
+        _log_steps(ax)
+    for ax in axes[-1]:
+        ax.set_xlabel("SGD iterations")
+    fig.tight_layout()
+    caption = (f"{job.caption} Fig 6.3: CKA of the tangent kernel with the labels' kernel (train probe: the labels "
+               f"trained on, random ones included; test probe: clean labels), and of each layer's kernel "
+               f"(a layer = one module's weight and bias; viridis from input to output).{_setup_note(job)}")
+    save_figure(fig, job.png_path, caption, job.data_source)
+
+
+def plot_fig_B_5(job: FigureJob) -> None:
+    """CKA of the test probe kernel with the labels over training, one panel per network."""
+    runs = job.params["runs"]
+    rows = read_kernel_runs(job.inputs["rows"], runs)
+    _architecture_figure(job, rows, "test_cka", "centred alignment CKA(K, K_Y)", "Fig B.5")
+
+
+def plot_fig_B_6(job: FigureJob) -> None:
+    """As Fig B.5 with the uncentred alignment, derived from the saved Grams."""
+    runs = job.params["runs"]
+    spectra = read_kernel_runs(job.inputs["spectra"], runs)
+    test = spectra[spectra.probe == "test"]
+    _architecture_figure(job, test, "cka_uncentred", "uncentred alignment", "Fig B.6")
+
+
+def _architecture_figure(job: FigureJob, frame, column: str, ylabel: str, label: str) -> None:
+    apply_style()
+    runs, families = job.params["runs"], job.params["families"]
+    panels = list(dict.fromkeys(run["family"] for run in runs))
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.4), squeeze=False)
+    for ax, family in zip(axes[0], panels):
+        for seed, curve in frame[frame.family == family].groupby("seed"):
+            ax.plot(curve.step, curve[column], color="C3", label=f"seed {seed}")
+        ax.set_title(network_name(families[family]).replace(" (stand-in", "\n(stand-in"), fontsize=9)
+        ax.set_xlabel("SGD iterations")
+        _log_steps(ax)
+    axes[0, 0].set_ylabel(ylabel)
+    fig.tight_layout()
+    caption = (f"{job.caption} {label}: test probe kernel (clean labels), noise-free runs.{_setup_note(job)}")
+    save_figure(fig, job.png_path, caption, job.data_source)
 
 # --- end of alignment ---
 
 # --- Figs 6.4, B.7: alignment on easy vs difficult examples (easy_difficult) ---
+
+EASY_STYLE, DIFFICULT_STYLE = ("C0", "-"), ("C3", "--")
+
+
+def _easy_difficult_axes(ax, curve, legend: bool) -> None:
+    ax.plot(curve.step, curve.easy_cka, EASY_STYLE[1], color=EASY_STYLE[0],
+            label="easy examples" if legend else None)
+    ax.plot(curve.step, curve.difficult_cka, DIFFICULT_STYLE[1], color=DIFFICULT_STYLE[0],
+            label="difficult examples" if legend else None)
+    _log_steps(ax)
+
+
+def plot_fig_6_4(job: FigureJob) -> None:
+    """One column per kind of difficult examples: CKA on easy vs difficult training examples (top)
+    and accuracy (bottom) over training."""
+    apply_style()
+    runs, families = job.params["runs"], job.params["families"]
+    rows = read_kernel_runs(job.inputs["rows"], runs)
+    panels = list(dict.fromkeys(run["family"] for run in runs))
+    fig, axes = plt.subplots(2, len(panels), figsize=(4.6 * len(panels), 6.2), sharex=True, squeeze=False)
+    for column, family in enumerate(panels):
+        for seed, curve in rows[rows.family == family].groupby("seed"):
+            _easy_difficult_axes(axes[0, column], curve, legend=seed == rows.seed.min())
+            axes[1, column].plot(curve.step, curve.train_accuracy, "-", color="0.3", label="train (all)")
+            axes[1, column].plot(curve.step, curve.test_accuracy, "--", color="0.3", label="test")
+            _log_steps(axes[1, column])
+        axes[0, column].set_title("difficult: " + network_name(families[family]).replace(" (stand-in", "\n(stand-in"),
+                                  fontsize=10)
+        axes[1, column].set_xlabel("SGD iterations")
+    axes[0, 0].set_ylabel("CKA(K, K_Y)")
+    axes[1, 0].set_ylabel("accuracy")
+    axes[0, 0].legend(fontsize=8)
+    axes[1, 0].legend(fontsize=8)
+    fig.tight_layout()
+    caption = f"{job.caption} Fig 6.4: alignment measured on probe sets of easy and of difficult training examples.{_setup_note(job, 'Difficult examples')}"
+    save_figure(fig, job.png_path, caption, job.data_source)
+
+
+def plot_fig_B_7(job: FigureJob) -> None:
+    """Rows = depths, columns = seeds: CKA on easy vs difficult training examples."""
+    apply_style()
+    runs = job.params["runs"]
+    rows = read_kernel_runs(job.inputs["rows"], runs)
+    settings = list(dict.fromkeys(run["setting"] for run in runs))
+    seeds = sorted({run["seed"] for run in runs})
+    fig, axes = plt.subplots(len(settings), len(seeds), figsize=(3.8 * len(seeds), 2.6 * len(settings)),
+                             sharex=True, sharey=True, squeeze=False)
+    for i, setting in enumerate(settings):
+        for j, seed in enumerate(seeds):
+            curve = rows[(rows.setting == setting) & (rows.seed == seed)]
+            _easy_difficult_axes(axes[i, j], curve, legend=i == j == 0)
+            axes[i, j].set_title(f"{setting}, seed {seed}", fontsize=9)
+        axes[i, 0].set_ylabel("CKA(K, K_Y)")
+    for ax in axes[-1]:
+        ax.set_xlabel("SGD iterations")
+    axes[0, 0].legend(fontsize=8)
+    fig.tight_layout()
+    caption = f"{job.caption} Fig B.7: depth = number of linear layers.{_setup_note(job, 'Difficult examples')}"
+    save_figure(fig, job.png_path, caption, job.data_source)
 
 # --- end of easy_difficult ---
 
