@@ -132,6 +132,36 @@ if EASY_DIFFICULT:
 
 # --- Fig B.1: output change along the Jacobian's top singular directions (perturbation) ---
 
+if "perturbation" in GEORGE_CH6:
+    GEORGE_CH6_PERTURBATION = GEORGE_CH6["perturbation"]
+
+    rule george_thesis_ch6_run_perturbation:
+        input:
+            data=prepared(GEORGE_CH6_PERTURBATION["dataset"]),
+            code=script_code("george_thesis_ch6_run_perturbation.py", GEORGE_CH6_PERTURBATION),
+        output:
+            "results/george_thesis/runs/ch6/perturbation/seed{seed}.npz",
+        params:
+            # one run per seed: the list of seeds is not part of a run's settings
+            spec=canonical({k: v for k, v in GEORGE_CH6_PERTURBATION.items() if k != "seeds"}),
+            device=config["device"],
+            # the training's resumable state (not an output: it survives a killed job)
+            state=lambda w: f"results/george_thesis/state/ch6/perturbation/seed{w.seed}.pt",
+        log:
+            "results/logs/george_thesis/ch6/perturbation/seed{seed}.log",
+        benchmark:
+            "results/benchmarks/rules/george_thesis/ch6/perturbation/seed{seed}.tsv"
+        wildcard_constraints:
+            seed=alternatives(GEORGE_CH6_PERTURBATION["seeds"]),
+        threads: threads_for("train")
+        resources:
+            **gpu_resources(),
+        conda:
+            "../../envs/torch.yaml"
+        script:
+            "../../src/scripts/george_thesis_ch6_run_perturbation.py"
+
+
 # --- end of perturbation ---
 
 # --- Fig 6.6: complexity measures against the generalisation gap (complexity) ---

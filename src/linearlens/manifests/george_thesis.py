@@ -130,6 +130,25 @@ def _both_spectra(group_config: dict) -> list[dict]:
     return spectrum_runs(group_config) + spectrum_runs(group_config, "spectrum_appendix")
 
 
+def group_figure(figure_id: str, title: str, section: str, group: str, inputs_of, caption: str = "") -> Entry:
+    """A figure of a chapter-6 group whose plot reads the group's files (``inputs_of(spec)``) and
+    takes the group's config as its params."""
+    return Entry(figure_id, title, section, plot=f"{FIGURES_CH6}:plot_{figure_id}", caption=caption,
+                 inputs=lambda config: inputs_of(ch6_group(config, group)),
+                 params=lambda config: ch6_group(config, group), configured=_configured(group))
+
+
+def group_claims(function: str, group: str, inputs_of) -> ClaimSet:
+    return ClaimSet(f"{CLAIMS_CH6}:{function}", lambda config: inputs_of(ch6_group(config, group)),
+                    params=lambda config: {"thresholds": config["claim_thresholds"], "spec": ch6_group(config, group)},
+                    configured=_configured(group))
+
+
+def perturbation_inputs(spec: dict) -> dict[str, list[str]]:
+    return {"runs": [f"{CH6_RUNS}/perturbation/seed{seed}.npz" for seed in spec["seeds"]],
+            "provenance": [f"results/data/{spec['dataset']}.json"]}
+
+
 def drawing(figure_id: str, title: str, section: str, note: str) -> Entry:
     """An illustrative figure drawn by ``draw_<id>`` in the chapter's figure module."""
     chapter = figure_id.split("_")[1]
@@ -209,8 +228,8 @@ ENTRIES = [
     data_figure("fig_A_5", "ResNet34 on CIFAR-10 with a learning-rate schedule: loss per epoch and per second",
                 "Appendix A", EKFAC_TRAINING),
     # Appendix B: NTK alignment supplementary
-    data_figure("fig_B_1", "VGG11 on CIFAR-10: output change along the top-50 right singular vectors of the "
-                "Jacobian vs 50 random directions", "Appendix B", NTK_ALIGNMENT),
+    group_figure("fig_B_1", "VGG11 on CIFAR-10: output change along the top-50 right singular vectors of the "
+                 "Jacobian vs 50 random directions", "Appendix B", "perturbation", perturbation_inputs),
     data_figure("fig_B_2", "Tangent kernel of a random MLP on 1-D data: Fourier content of the eigenvectors, "
                 "three eigenvectors, eigenvalue decay", "Appendix B", NTK_ALIGNMENT),
     data_figure("fig_B_3", "Random RBF features: spread of minimum-norm interpolators, and test loss against the "
@@ -259,4 +278,5 @@ CLAIM_SETS = [
              _kernel_inputs("easy_difficult", lambda g: hierarchy_runs(g) + depth_runs(g), EASY_DIFFICULT_FILES),
              params=_claim_params("easy_difficult", lambda g: hierarchy_runs(g) + depth_runs(g)),
              configured=_configured("easy_difficult")),
+    group_claims("perturbation_claims", "perturbation", perturbation_inputs),
 ]

@@ -72,6 +72,45 @@ def spearman(x, y) -> float:
 
 # --- Fig B.1: output change along the Jacobian's top singular directions (perturbation) ---
 
+TOP, RANDOM = "top singular", "random"
+# The scalars of a run's npz repeated on each of its rows (the arrays are the changes and the spectrum).
+PERTURBATION_SCALARS = ("seed", "epsilon", "steps", "n_params", "n_train", "n_probe", "n_eval", "num_classes",
+                        "train_accuracy", "train_loss", "test_accuracy", "test_loss")
+
+
+def read_perturbation_runs(paths) -> pd.DataFrame:
+    """One row per (run, direction): direction 1…k are the top right singular vectors of the Jacobian
+    (``kind`` "top singular"), k+1…2k the random ones ("random"); ``change`` = ‖f_{w+εv}(X) − f_w(X)‖₂,
+    ``eigenvalue`` λ_j of the probe Gram for the top ones (NaN for random), and the run's scalars."""
+    frames = []
+    for path in paths:
+        with np.load(path) as run:
+            top, random = run["top_changes"], run["random_changes"]
+            k = len(top)
+            frame = pd.DataFrame({"direction": np.arange(1, 2 * k + 1), "kind": [TOP] * k + [RANDOM] * len(random),
+                                  "change": np.concatenate([top, random]),
+                                  "eigenvalue": np.concatenate([run["spectrum"][:k], np.full(len(random), np.nan)])})
+            for name in PERTURBATION_SCALARS:
+                frame[name] = run[name].item()
+            frame["eigenvalue_share"] = frame["eigenvalue"] / run["spectrum"].sum()
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
+
+
+def perturbation_summary(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per seed: mean change along the top and the random directions and their ratio (claim H26), the
+    smallest top change and the largest random one, the share of top directions that move f more than
+    every random direction, and the test accuracy."""
+    rows = []
+    for seed, run in runs.groupby("seed"):
+        top, random = run.loc[run["kind"] == TOP, "change"], run.loc[run["kind"] == RANDOM, "change"]
+        rows.append({"seed": seed, "mean_top": top.mean(), "mean_random": random.mean(),
+                     "ratio": top.mean() / random.mean(), "min_top": top.min(), "max_random": random.max(),
+                     "share_above_random": float((top > random.max()).mean()),
+                     "test_accuracy": run["test_accuracy"].iloc[0]})
+    return pd.DataFrame(rows)
+
+
 # --- end of perturbation ---
 
 # --- Fig 6.6: complexity measures against the generalisation gap (complexity) ---
