@@ -166,4 +166,36 @@ if "perturbation" in GEORGE_CH6:
 
 # --- Fig 6.6: complexity measures against the generalisation gap (complexity) ---
 
+if "complexity" in GEORGE_CH6:
+    from linearlens.analysis.george_thesis.ch6 import complexity_run_specs
+
+    COMPLEXITY_RUNS = complexity_run_specs(GEORGE_CH6["complexity"])  # {run: spec}; shared runs once
+
+    rule george_thesis_ch6_run_complexity:
+        input:
+            data=lambda w: prepared(COMPLEXITY_RUNS[w.run]["dataset"]),
+            code=lambda w: script_code("george_thesis_ch6_run_complexity.py", COMPLEXITY_RUNS[w.run]),
+        output:
+            records="results/george_thesis/runs/ch6/complexity/{run}/seed{seed}.csv",
+            measures="results/george_thesis/runs/ch6/complexity/{run}/seed{seed}.json",
+        params:
+            spec=lambda w: canonical(COMPLEXITY_RUNS[w.run]),
+            device=config["device"],
+            # the run's resumable state while it trains (not an output: it survives a killed job)
+            state=lambda w: f"results/george_thesis/state/ch6/complexity/{w.run}/seed{w.seed}.pt",
+        log:
+            "results/logs/george_thesis/ch6/complexity/{run}/seed{seed}.log",
+        benchmark:
+            "results/benchmarks/rules/george_thesis/ch6/complexity/{run}/seed{seed}.tsv"
+        wildcard_constraints:
+            run=alternatives(COMPLEXITY_RUNS),
+            seed=r"\d+",
+        threads: threads_for("train")
+        resources:
+            **gpu_resources(),
+        conda:
+            "../../envs/torch.yaml"
+        script:
+            "../../src/scripts/george_thesis_ch6_run_complexity.py"
+
 # --- end of complexity ---

@@ -6,6 +6,7 @@ captions in the body. Appendix figures sit with their chapter in the code: A wit
 chapter 6, C with chapter 5.
 """
 
+from ..analysis.george_thesis.ch6 import complexity_measures_paths
 from ..experiments.settings import family_runs
 from .entries import NOT_BUILT, ClaimSet, Entry
 
@@ -149,6 +150,13 @@ def perturbation_inputs(spec: dict) -> dict[str, list[str]]:
             "provenance": [f"results/data/{spec['dataset']}.json"]}
 
 
+def complexity_inputs(spec: dict) -> dict[str, list[str]]:
+    """Fig 6.6: each panel's final measures (one file per run and seed), and the data named."""
+    datasets = sorted({panel["dataset"] for panel in spec["panels"].values()})
+    return {**{panel: complexity_measures_paths(spec, panel) for panel in spec["panels"]},
+            "provenance": [f"results/data/{dataset}.json" for dataset in datasets]}
+
+
 def drawing(figure_id: str, title: str, section: str, note: str) -> Entry:
     """An illustrative figure drawn by ``draw_<id>`` in the chapter's figure module."""
     chapter = figure_id.split("_")[1]
@@ -214,8 +222,8 @@ ENTRIES = [
     data_figure("fig_6_5", "SuperNat: its algorithm box, and test error of SuperNat vs gradient descent on noisy "
                 "linear regression", "Chapter 6", NTK_ALIGNMENT,
                 "the left half is an algorithm box (SuperNat's steps), drawn beside the curves"),
-    data_figure("fig_6_6", "Complexity measures against the generalisation gap over width, label corruption and "
-                "VGG19 channels", "Chapter 6", NTK_ALIGNMENT),
+    group_figure("fig_6_6", "Complexity measures against the generalisation gap over width, label corruption and "
+                 "VGG19 channels", "Chapter 6", "complexity", complexity_inputs),
     # Appendix A: EKFAC supplementary
     data_figure("fig_A_1", "VGG11 on CIFAR-10: KFAC vs EKFAC training loss per epoch for several batch sizes",
                 "Appendix A", EKFAC_TRAINING),
@@ -279,4 +287,5 @@ CLAIM_SETS = [
              params=_claim_params("easy_difficult", lambda g: hierarchy_runs(g) + depth_runs(g)),
              configured=_configured("easy_difficult")),
     group_claims("perturbation_claims", "perturbation", perturbation_inputs),
+    group_claims("complexity_claims", "complexity", complexity_inputs),
 ]

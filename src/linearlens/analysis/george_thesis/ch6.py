@@ -4,6 +4,9 @@ measures); Fig 6.5's left half is an algorithm box, drawn with its curves."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
@@ -114,5 +117,135 @@ def perturbation_summary(runs: pd.DataFrame) -> pd.DataFrame:
 # --- end of perturbation ---
 
 # --- Fig 6.6: complexity measures against the generalisation gap (complexity) ---
+
+# The measures of Fig 6.6 in drawing order, with their legend labels (capacity.measures defines them).
+COMPLEXITY_MEASURES = {
+    "learning_flow": "ours: Σ_t ‖δw_t‖ ‖Φ_t‖_F (6.4.11)",
+    "neyshabur": "Neyshabur et al. 2019 (two-layer)",
+    "spectral": "spectral bound (Bartlett et al. 2017)",
+    "frobenius_product": "Π ‖W_l‖_F / γ",
+    "frobenius_sum": "Σ ‖W_l‖_F",
+    "path_norm": "ℓ2 path-norm / γ",
+    "distance_to_init": "‖w − w₀‖",
+    "fisher_rao": "Fisher–Rao norm (Liang et al. 2019)",
+}
+
+
+def _compact(value) -> str:
+    return "x".join(map(str, value)) if isinstance(value, (list, tuple)) else f"{value:g}"
+
+
+def complexity_run_name(run: dict) -> str:
+    """The name of a run from what it trains: dataset, model (its numeric arguments) and label
+    corruption, so that a run two panels share (width 256 without corruption) is one run."""
+    model = run["model"]
+    sizes = "_".join(f"{key}{_compact(value)}" for key, value in sorted(model.items())
+                     if key != "name" and not isinstance(value, (bool, str)))
+    return f"{run['dataset']}_{model['name']}{'_' + sizes if sizes else ''}_corrupt{run['corruption']:g}"
+
+
+def swept_run(spec: dict, panel: dict, value) -> dict:
+    """The full run spec of one value of a panel's sweep: the group's shared keys, the panel's
+    dataset, model and corruption, and the swept value in place (``vary`` = "corruption", "hidden"
+    for the width of the one hidden layer, or any other model argument, e.g. channels)."""
+    shared = {k: v for k, v in spec.items() if k not in ("panels", "seeds")}
+    model, corruption = dict(panel["model"]), panel.get("corruption", 0.0)
+    if panel["vary"] == "corruption":
+        corruption = value
+    elif panel["vary"] == "hidden":
+        model["hidden"] = [value]
+    else:
+        model[panel["vary"]] = value
+    return {**shared, "dataset": panel["dataset"], "model": model, "corruption": corruption}
+
+
+def complexity_runs(spec: dict) -> dict[str, dict[str, dict]]:
+    """{panel: {run name: run spec}} of the group's config, in the config's order; a run name
+    that two panels give to different specs is an error."""
+    panels, seen = {}, {}
+    for panel_name, panel in spec["panels"].items():
+        panels[panel_name] = {}
+        for value in panel["values"]:
+            run = swept_run(spec, panel, value)
+            name = complexity_run_name(run)
+            if name in seen and seen[name] != run:
+                raise ValueError(f"complexity: two panels name different runs {name!r} (they differ in a key "
+                                 "the run name leaves out); make their settings agree")
+            seen[name] = panels[panel_name][name] = run
+    return panels
+
+
+def complexity_run_specs(spec: dict) -> dict[str, dict]:
+    """{run name: run spec} of every run of the group (shared runs once)."""
+    return {name: run for runs in complexity_runs(spec).values() for name, run in runs.items()}
+
+
+def complexity_measures_paths(spec: dict, panel: str, root: str = "results/george_thesis/runs/ch6/complexity"
+                              ) -> list[str]:
+    """The final-measure files of one panel: one per run and seed."""
+    return [f"{root}/{name}/seed{seed}.json" for name in complexity_runs(spec)[panel] for seed in spec["seeds"]]
+
+
+def learning_flow_complexity(steps: np.ndarray, norm_sums: np.ndarray, traces: np.ndarray,
+                             trace_scale: float = 1.0) -> float:
+    """C(f) = Σ_t ‖δw_t‖ ‖Φ_t‖_F (eq. 6.4.11) with ‖Φ_t‖_F = sqrt(Tr K_t) evaluated at the steps
+    t_0 < t_1 < … only and held constant until the next evaluation: C = Σ_k (S_{k+1} − S_k)
+    sqrt(trace_scale · Tr K_{t_k}), S_k = Σ_{t ≤ t_k} ‖δw_t‖ the exact running sum of the update
+    norms. The step t_k → t_k + 1 is taken at w_{t_k}, hence K_{t_k}. trace_scale = n / n_probe
+    rescales the trace of the probe's Gram to the n training examples."""
+    order = np.argsort(steps)
+    norm_sums, traces = np.asarray(norm_sums, float)[order], np.asarray(traces, float)[order]
+    return float(np.sum(np.diff(norm_sums) * np.sqrt(trace_scale * traces[:-1])))
+
+
+def learning_flow_of_records(records: pd.DataFrame, n_train: int, n_probe: int) -> float:
+    """``learning_flow_complexity`` of a run's records (rows with a probe trace: columns step,
+    update_norm_sum, probe_trace)."""
+    rows = records.dropna(subset=["probe_trace"])
+    return learning_flow_complexity(rows["step"].to_numpy(), rows["update_norm_sum"].to_numpy(),
+                                    rows["probe_trace"].to_numpy(), n_train / n_probe)
+
+
+def read_complexity_finals(paths_by_panel: dict[str, list[str]], spec: dict) -> pd.DataFrame:
+    """One row per (panel, run, seed): the final measures of each run with its panel and the
+    panel's swept value (column ``value``). Inputs other than the panels (provenance) are skipped."""
+    rows = []
+    for panel in spec["panels"]:
+        paths = paths_by_panel[panel]
+        vary = spec["panels"][panel]["vary"]
+        for path in paths:
+            final = json.loads(Path(path).read_text())
+            model = final["run"]["model"]
+            value = final["run"]["corruption"] if vary == "corruption" else \
+                model["hidden"][0] if vary == "hidden" else model[vary]
+            rows.append({"panel": panel, "value": value, **{k: v for k, v in final.items() if k != "run"}})
+    return pd.DataFrame(rows)
+
+
+def panel_curves(finals: pd.DataFrame) -> pd.DataFrame:
+    """Per panel and swept value: the seed means of the gap and of every measure (capped: any
+    seed capped)."""
+    columns = ["gap", *COMPLEXITY_MEASURES]
+    means = finals.groupby(["panel", "value"], sort=False)[columns].mean()
+    means["capped"] = finals.groupby(["panel", "value"], sort=False)["capped"].any()
+    return means.reset_index()
+
+
+def min_max(values: pd.Series) -> pd.Series:
+    """Scaled to [0, 1] within the panel (a constant curve: 0.5; an undefined one stays NaN)."""
+    low, high = values.min(), values.max()
+    if not np.isfinite(high - low):
+        return values * np.nan
+    return (values - low) / (high - low) if high > low else values * 0 + 0.5
+
+
+def gap_correlations(curves: pd.DataFrame) -> pd.DataFrame:
+    """Spearman ρ of each measure with the generalisation gap over each panel's swept values
+    (rows: panels, columns: measures; NaN where a measure is undefined or constant)."""
+    table = {}
+    for panel, curve in curves.groupby("panel", sort=False):
+        table[panel] = {measure: curve["gap"].corr(curve[measure].astype(float), method="spearman")
+                        if curve[measure].notna().all() else np.nan for measure in COMPLEXITY_MEASURES}
+    return pd.DataFrame.from_dict(table, orient="index")
 
 # --- end of complexity ---
