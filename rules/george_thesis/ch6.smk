@@ -199,3 +199,12 @@ if "complexity" in GEORGE_CH6:
             "../../src/scripts/george_thesis_ch6_run_complexity.py"
 
 # --- end of complexity ---
+
+
+rule george_thesis_ch6:
+    # The chapter's target: every figure of chapter 6 and appendix B this config builds, and the
+    # thesis's claims file (which checks them).
+    input:
+        [entry.path("george_thesis") for entry in built_entries("george_thesis")
+         if entry.id.split("_")[1] in ("6", "B")],
+        [CLAIMS["george_thesis"]] if CLAIMS["george_thesis"] else [],
