@@ -124,9 +124,47 @@ if EASY_DIFFICULT:
 
 # --- Fig 6.5: SuperNat vs gradient descent on noisy linear regression (supernat) ---
 
+if "supernat" in GEORGE_CH6:
+
+    rule george_thesis_ch6_run_supernat:
+        input:
+            code=script_code("george_thesis_ch6_run_supernat.py", GEORGE_CH6.get("supernat")),
+        output:
+            "results/george_thesis/runs/ch6/supernat/curves.npz",
+        params:
+            spec=canonical(GEORGE_CH6["supernat"]),
+        log:
+            "results/logs/george_thesis/ch6/supernat/run.log",
+        benchmark:
+            "results/benchmarks/rules/george_thesis/ch6/supernat/run.tsv"
+        threads: 1
+        conda:
+            "../../envs/data.yaml"
+        script:
+            "../../src/scripts/george_thesis_ch6_run_supernat.py"
+
 # --- end of supernat ---
 
 # --- Fig B.3: which norm measures capacity (random RBF features) (rbf_capacity) ---
+
+if "rbf_capacity" in GEORGE_CH6:
+
+    rule george_thesis_ch6_run_rbf_capacity:
+        input:
+            code=script_code("george_thesis_ch6_run_rbf_capacity.py", GEORGE_CH6.get("rbf_capacity")),
+        output:
+            "results/george_thesis/runs/ch6/rbf_capacity/bounds.npz",
+        params:
+            spec=canonical(GEORGE_CH6["rbf_capacity"]),
+        log:
+            "results/logs/george_thesis/ch6/rbf_capacity/run.log",
+        benchmark:
+            "results/benchmarks/rules/george_thesis/ch6/rbf_capacity/run.tsv"
+        threads: 1
+        conda:
+            "../../envs/data.yaml"
+        script:
+            "../../src/scripts/george_thesis_ch6_run_rbf_capacity.py"
 
 # --- end of rbf_capacity ---
 
