@@ -116,9 +116,53 @@ if EASY_DIFFICULT:
 
 # --- Figs 6.1, B.4: eigenfunctions of the tangent kernel on the disk task (disk) ---
 
+if "disk" in GEORGE_CH6:
+
+    rule george_thesis_ch6_run_disk:
+        input:
+            data=prepared(GEORGE_CH6["disk"]["dataset"]),
+            code=script_code("george_thesis_ch6_run_disk.py", GEORGE_CH6.get("disk")),
+        output:
+            "results/george_thesis/runs/ch6/disk/seed{seed}.npz",
+        params:
+            spec=canonical(GEORGE_CH6["disk"]),
+            device=config["device"],
+        log:
+            "results/logs/george_thesis/ch6/disk/seed{seed}.log",
+        benchmark:
+            "results/benchmarks/rules/george_thesis/ch6/disk/seed{seed}.tsv"
+        wildcard_constraints:
+            seed=alternatives(GEORGE_CH6["disk"]["seeds"]),
+        threads: threads_for("train")
+        resources:
+            **gpu_resources(),
+        conda:
+            "../../envs/torch.yaml"
+        script:
+            "../../src/scripts/george_thesis_ch6_run_disk.py"
+
 # --- end of disk ---
 
 # --- Fig B.2: spectral bias of a random MLP's tangent kernel (spectral_bias) ---
+
+if "spectral_bias" in GEORGE_CH6:
+
+    rule george_thesis_ch6_run_spectral_bias:
+        input:
+            code=script_code("george_thesis_ch6_run_spectral_bias.py", GEORGE_CH6.get("spectral_bias")),
+        output:
+            "results/george_thesis/runs/ch6/spectral_bias/spectrum.npz",
+        params:
+            spec=canonical(GEORGE_CH6["spectral_bias"]),
+        log:
+            "results/logs/george_thesis/ch6/spectral_bias/spectrum.log",
+        benchmark:
+            "results/benchmarks/rules/george_thesis/ch6/spectral_bias/spectrum.tsv"
+        threads: threads_for("train")
+        conda:
+            "../../envs/torch.yaml"
+        script:
+            "../../src/scripts/george_thesis_ch6_run_spectral_bias.py"
 
 # --- end of spectral_bias ---
 

@@ -60,6 +60,27 @@ def quintic_regression(n_train: int = 20, n_test: int = 1000, low: float = -4.0,
             "x_test": x_test[:, None], "y_test": target(x_test)}
 
 
+DISK_RADIUS = float(np.sqrt(2 / np.pi))  # the disk holds half of the square [-1, 1]²
+
+
+def disk(n_train: int = 500, grid: int = 50, seed: int = 0) -> dict[str, np.ndarray]:
+    """The Disk task of George's thesis (App. B.3.1, Figs 6.1 and B.4): x ~ U[-1, 1]², label 1 iff
+    ‖x‖ ≤ sqrt(2/π), a disk of area 2, half the square, so the classes are balanced in expectation.
+    The test inputs are the grid × grid points of [-1, 1]² in row-major order (y outer, x inner:
+    test point r·grid + c sits at row r, column c of an image with y rising upwards), so any
+    function on them reshapes to a grid × grid image."""
+    x_train = np.random.default_rng(seed).uniform(-1.0, 1.0, size=(n_train, 2))
+    side = np.linspace(-1.0, 1.0, grid)
+    rows, columns = np.meshgrid(side, side, indexing="ij")
+    x_test = np.column_stack([columns.ravel(), rows.ravel()])
+    return {"x_train": x_train, "y_train": disk_labels(x_train), "x_test": x_test, "y_test": disk_labels(x_test)}
+
+
+def disk_labels(x: np.ndarray) -> np.ndarray:
+    """1 inside the centred disk of radius sqrt(2/π), 0 outside (the thesis's ±1 as {1, 0})."""
+    return (np.linalg.norm(x, axis=1) <= DISK_RADIUS).astype(np.int64)
+
+
 GENERATORS = {
     g.name: g
     for g in (
@@ -70,5 +91,7 @@ GENERATORS = {
                   heavy_tailed_regression, {"n": 6000, "noise": 0.5, "seed": 0}),
         Generator("quintic_regression", "the quintic y = x^5/32 - x^3/2 + 2x - 1 on a uniform grid (Goldwaser & Ge, App. C)",
                   "tabular", quintic_regression, {"n_train": 20, "n_test": 1000, "low": -4.0, "high": 4.0}),
+        Generator("disk", "the 2-D Disk task of George's thesis (App. B.3.1), x ~ U[-1,1]², label 1 "
+                  "inside radius sqrt(2/π), test inputs a square grid", "tabular", disk, {"n_train": 500, "grid": 50, "seed": 0}),
     )
 }

@@ -19,14 +19,16 @@ from ...capacity.measures import UpdateNormTracker, complexity_measures
 from ...data.transforms import balanced_order, randomise_labels
 from ...kernels.alignment import alignment, centre, effective_rank, eigenvalues, target_alignment, target_gram
 from ...kernels.directions import flat_parameters, output_changes, random_unit_directions, top_singular_directions
+from ...kernels.eigenfunctions import eigenvalue_ratios, tangent_eigenfunctions
 from ...kernels.ntk import empirical_ntk, ntk_diagonal
+from ...models.mlp import mlp
 from ...models.zoo import build_model, model_constructor
 from ...train.batches import EpochBatches, seeded_generator
 from ...train.learners import SupervisedLearner
 from ...train.optimisers import build_optimiser
 from ...train.progress import Progress
 from ...train.runtime import choose_device, full_float32_matmuls, seed_everything
-from ...train.schedules import AtSteps, Every, log_steps
+from ...train.schedules import AtSteps, Every, log_spaced, log_steps
 from ...train.session import RunRecord, Scheduled, Session, checkpoint_for
 from ...train.tasks import classification_metrics, load_task
 
@@ -257,6 +259,62 @@ def easy_difficult_task(data_npz, run: dict, seed: int, device,
 # --- end of easy_difficult ---
 
 # --- Figs 6.1, B.4: eigenfunctions of the tangent kernel on the disk task (disk) ---
+
+def binary_cross_entropy(logits: Tensor, labels: Tensor) -> Tensor:
+    """Binary cross-entropy of a scalar logit against {0, 1} labels (the thesis's ±1 labels)."""
+    return F.binary_cross_entropy_with_logits(logits.reshape(-1), labels.reshape(-1))
+
+
+def disk_mlp(spec: dict) -> torch.nn.Module:
+    """The thesis's MLP: ``depth`` Linear layers (``depth − 1`` hidden layers of ``width`` units, as
+    the thesis code counts them), scalar output, PyTorch's default init."""
+    return mlp(2, [spec["width"]] * (spec["depth"] - 1), 1, spec["activation"])
+
+
+def disk_run(data_npz, spec: dict, seed: int, device: str = "auto") -> dict[str, np.ndarray]:
+    """Full-batch GD on the binary cross-entropy of the disk task (App. B.3.1); at each of the
+    figure's rows (iterations) the scalar tangent Gram on the test grid (of centred tangent
+    features when ``centred``), its whole spectrum, λ_j/λ_1 and its top ``eigenfunctions``
+    eigenvectors (``kernels.eigenfunctions``); the training loss and the train and grid accuracies
+    at log-spaced iterations."""
+    iterations = spec["iterations"]
+    if not all(0 <= row <= iterations for row in spec["rows"]):
+        raise ValueError(f"the figure's rows {spec['rows']} must lie within the run's {iterations} iterations")
+    device = choose_device(device)
+    task = load_task(data_npz, layout="flat", targets="values", device=device)
+    x_grid = task["x_test"]
+    seed_everything(seed)
+    model = disk_mlp(spec).to(device)
+    learner = SupervisedLearner(model, torch.optim.SGD(model.parameters(), lr=spec["lr"]), binary_cross_entropy,
+                                task["x_train"], task["y_train"])
+
+    @torch.no_grad()
+    def metrics(session: Session) -> dict:
+        logits = model(task["x_train"]).reshape(-1)
+        grid_logits = model(x_grid).reshape(-1)
+        return {"train_loss": float(binary_cross_entropy(logits, task["y_train"])),
+                "train_accuracy": float(((logits > 0).to(logits) == task["y_train"]).float().mean()),
+                "grid_accuracy": float(((grid_logits > 0).to(logits) == task["y_test"]).float().mean())}
+
+    def spectrum(session: Session) -> dict[str, Tensor]:
+        values, vectors = tangent_eigenfunctions(model, x_grid, spec["eigenfunctions"], centred=spec["centred"])
+        return {"eigenvalues": values.cpu(), "eigenvectors": vectors.cpu()}
+
+    record = Session(learner, EpochBatches(len(task["y_train"]), None, seed), iterations, probes=[metrics],
+                     evaluate_at=log_spaced(iterations, spec["log_points"]), snapshot_at=AtSteps(spec["rows"]),
+                     snapshot=spectrum, progress=Progress(iterations, name="disk")).run()
+    rows = sorted(record.snapshots)
+    log = record.frame()
+    values = torch.stack([record.snapshots[r]["eigenvalues"] for r in rows])
+    return {
+        "seed": np.asarray(seed), "rows": np.asarray(rows), "grid_side": np.asarray(int(round(len(x_grid) ** 0.5))),
+        "eigenvalues": values.numpy(), "ratios": torch.stack([eigenvalue_ratios(v) for v in values]).numpy(),
+        "eigenvectors": torch.stack([record.snapshots[r]["eigenvectors"] for r in rows]).numpy(),  # (row, N, k)
+        "grid_labels": task["y_test"].cpu().numpy(), "n_train": np.asarray(len(task["y_train"])),
+        "parameters": np.asarray(sum(p.numel() for p in model.parameters())),
+        **{f"log_{column}": log[column].to_numpy() for column in ("step", "train_loss", "train_accuracy",
+                                                                    "grid_accuracy")},
+    }
 
 # --- end of disk ---
 
