@@ -30,6 +30,9 @@ class Entry:
     # Whether this configuration builds it (its experiments are configured); the document's config in.
     configured: Callable[[dict], bool] = lambda document_config: True
     environment: str = "report"  # the conda environment of its job: envs/<environment>.yaml
+    # The data named on the figure when its runs generate their own (a toy, a grid): no prepared
+    # dataset's provenance to read it from.
+    data_source: str = ""
 
     def __post_init__(self):
         if not re.fullmatch(r"(fig|table)_[0-9A-Z]+(_[0-9]+)?", self.id):

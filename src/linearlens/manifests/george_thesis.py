@@ -19,7 +19,6 @@ DRAWINGS = "linearlens.figures.george_thesis"
 CURVATURE = "issue 26 (Fisher representations, KFAC/EKFAC)"
 EKFAC_TRAINING = "issue 27 (training with KFAC/EKFAC)"
 LAZY_VS_HASTY = "issue 24 (lazy vs hasty)"
-NTK_ALIGNMENT = "issue 23 (NTK alignment)"
 
 
 # --- Chapter 6: the runs of each figure group ---------------------------------------------------
@@ -131,12 +130,14 @@ def _both_spectra(group_config: dict) -> list[dict]:
     return spectrum_runs(group_config) + spectrum_runs(group_config, "spectrum_appendix")
 
 
-def group_figure(figure_id: str, title: str, section: str, group: str, inputs_of, caption: str = "") -> Entry:
+def group_figure(figure_id: str, title: str, section: str, group: str, inputs_of, caption: str = "",
+                 data_source: str = "") -> Entry:
     """A figure of a chapter-6 group whose plot reads the group's files (``inputs_of(spec)``) and
     takes the group's config as its params."""
     return Entry(figure_id, title, section, plot=f"{FIGURES_CH6}:plot_{figure_id}", caption=caption,
                  inputs=lambda config: inputs_of(ch6_group(config, group)),
-                 params=lambda config: ch6_group(config, group), configured=_configured(group))
+                 params=lambda config: ch6_group(config, group), configured=_configured(group),
+                 data_source=data_source)
 
 
 def group_claims(function: str, group: str, inputs_of) -> ClaimSet:
@@ -148,6 +149,24 @@ def group_claims(function: str, group: str, inputs_of) -> ClaimSet:
 def perturbation_inputs(spec: dict) -> dict[str, list[str]]:
     return {"runs": [f"{CH6_RUNS}/perturbation/seed{seed}.npz" for seed in spec["seeds"]],
             "provenance": [f"results/data/{spec['dataset']}.json"]}
+
+
+def disk_inputs(spec: dict) -> dict[str, list[str]]:
+    return {"runs": [f"{CH6_RUNS}/disk/seed{seed}.npz" for seed in spec["seeds"]],
+            "provenance": [f"results/data/{spec['dataset']}.json"]}
+
+
+def disk_data(spec: dict) -> dict[str, list[str]]:
+    return {"data": [f"results/data/{spec['dataset']}.npz"], "provenance": [f"results/data/{spec['dataset']}.json"]}
+
+
+def single_run(group: str, name: str):
+    return lambda spec: {"run" if group == "spectral_bias" else "runs": [f"{CH6_RUNS}/{group}/{name}.npz"]}
+
+
+SPECTRAL_BIAS_DATA = "50 equally spaced points of [0, 1] (the thesis's 1-D inputs; no dataset)"
+SUPERNAT_DATA = "synthetic noisy linear regression (Φ = [φ, φ_noise], d = 10, σ² = 0.1, n = 50; the thesis's toy)"
+RBF_DATA = "synthetic 1-D grid on [−a, a] with random RBF features (scikit-learn RBFSampler; the thesis's toy)"
 
 
 def complexity_inputs(spec: dict) -> dict[str, list[str]]:
@@ -211,17 +230,17 @@ ENTRIES = [
     data_figure("fig_5_4", "Quadratic model in closed form: learning order flipped, clean labels first, spurious "
                 "feature first", "Chapter 5", LAZY_VS_HASTY, "analytic, no training"),
     # Chapter 6: NTK alignment (appendix B below)
-    data_figure("fig_6_1", "Eigenfunctions of the tangent kernel on the 2-D disk task over training",
-                "Chapter 6", NTK_ALIGNMENT),
+    group_figure("fig_6_1", "Eigenfunctions of the tangent kernel on the 2-D disk task over training",
+                 "Chapter 6", "disk", disk_inputs),
     kernel_figure("fig_6_2", "VGG19 on CIFAR-10 with random labels: tangent-kernel spectrum, effective rank and "
                   "trace ratios over training", "Chapter 6", "alignment", spectrum_runs, SPECTRUM_FILES),
     kernel_figure("fig_6_3", "Same runs: CKA of the tangent kernel with the class labels, whole kernel and per "
                   "layer", "Chapter 6", "alignment", spectrum_runs, {"rows": ".csv", "layers": "_layers.csv"}),
     kernel_figure("fig_6_4", "Alignment on easy vs difficult examples: MNIST plus random-label MNIST or KMNIST",
                   "Chapter 6", "easy_difficult", hierarchy_runs),
-    data_figure("fig_6_5", "SuperNat: its algorithm box, and test error of SuperNat vs gradient descent on noisy "
-                "linear regression", "Chapter 6", NTK_ALIGNMENT,
-                "the left half is an algorithm box (SuperNat's steps), drawn beside the curves"),
+    group_figure("fig_6_5", "SuperNat: its algorithm box, and test error of SuperNat vs gradient descent on noisy "
+                 "linear regression", "Chapter 6", "supernat", single_run("supernat", "curves"),
+                 data_source=SUPERNAT_DATA),
     group_figure("fig_6_6", "Complexity measures against the generalisation gap over width, label corruption and "
                  "VGG19 channels", "Chapter 6", "complexity", complexity_inputs),
     # Appendix A: EKFAC supplementary
@@ -238,12 +257,14 @@ ENTRIES = [
     # Appendix B: NTK alignment supplementary
     group_figure("fig_B_1", "VGG11 on CIFAR-10: output change along the top-50 right singular vectors of the "
                  "Jacobian vs 50 random directions", "Appendix B", "perturbation", perturbation_inputs),
-    data_figure("fig_B_2", "Tangent kernel of a random MLP on 1-D data: Fourier content of the eigenvectors, "
-                "three eigenvectors, eigenvalue decay", "Appendix B", NTK_ALIGNMENT),
-    data_figure("fig_B_3", "Random RBF features: spread of minimum-norm interpolators, and test loss against the "
-                "A = Id and optimised-A bounds", "Appendix B", NTK_ALIGNMENT),
-    data_figure("fig_B_4", "The disk dataset: 500 training points and the 50×50 test grid", "Appendix B",
-                NTK_ALIGNMENT, "a data picture from the Fig 6.1 generator"),
+    group_figure("fig_B_2", "Tangent kernel of a random MLP on 1-D data: Fourier content of the eigenvectors, "
+                 "three eigenvectors, eigenvalue decay", "Appendix B", "spectral_bias",
+                 single_run("spectral_bias", "spectrum"), data_source=SPECTRAL_BIAS_DATA),
+    group_figure("fig_B_3", "Random RBF features: spread of minimum-norm interpolators, and test loss against the "
+                 "A = Id and optimised-A bounds", "Appendix B", "rbf_capacity", single_run("rbf_capacity", "bounds"),
+                 data_source=RBF_DATA),
+    group_figure("fig_B_4", "The disk dataset: 500 training points and the 50×50 test grid", "Appendix B", "disk",
+                 disk_data),
     kernel_figure("fig_B_5", "Centred alignment (CKA) with the labels on test data: MLP on MNIST, VGG19 and "
                   "ResNet18 on CIFAR-10", "Appendix B", "alignment", architecture_runs, {"rows": ".csv"}),
     kernel_figure("fig_B_6", "As Fig B.5 with uncentred kernel alignment", "Appendix B", "alignment",
@@ -286,6 +307,10 @@ CLAIM_SETS = [
              _kernel_inputs("easy_difficult", lambda g: hierarchy_runs(g) + depth_runs(g), EASY_DIFFICULT_FILES),
              params=_claim_params("easy_difficult", lambda g: hierarchy_runs(g) + depth_runs(g)),
              configured=_configured("easy_difficult")),
+    group_claims("disk_claims", "disk", lambda spec: {"runs": disk_inputs(spec)["runs"]}),
+    group_claims("spectral_bias_claims", "spectral_bias", single_run("spectral_bias", "spectrum")),
+    group_claims("supernat_claims", "supernat", single_run("supernat", "curves")),
+    group_claims("rbf_capacity_claims", "rbf_capacity", single_run("rbf_capacity", "bounds")),
     group_claims("perturbation_claims", "perturbation", perturbation_inputs),
     group_claims("complexity_claims", "complexity", complexity_inputs),
 ]
