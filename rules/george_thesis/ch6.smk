@@ -74,17 +74,14 @@ EASY_DIFFICULT = GEORGE_CH6.get("easy_difficult")
 EASY_DIFFICULT_RUNS = kernel_runs(EASY_DIFFICULT) if EASY_DIFFICULT else {}
 
 
-def difficult_inputs(family):
-    """The prepared dataset of the difficult examples, when they come from another dataset."""
-    name = EASY_DIFFICULT["families"][family].get("difficult_dataset")
-    return {"difficult": prepared(name)} if name else {}
-
 
 if EASY_DIFFICULT:
 
     rule george_thesis_ch6_run_easy_difficult:
         input:
-            unpack(lambda w: difficult_inputs(w.family)),
+            # the difficult examples' prepared dataset, when they come from another dataset
+            unpack(lambda w: {"difficult": prepared(name)} if (
+                name := EASY_DIFFICULT["families"][w.family].get("difficult_dataset")) else {}),
             data=lambda w: prepared(EASY_DIFFICULT["families"][w.family]["dataset"]),
             code=lambda w: script_code("george_thesis_ch6_run_easy_difficult.py",
                                        EASY_DIFFICULT_RUNS[(w.family, w.setting)]),

@@ -6,7 +6,9 @@ captions in the body. Appendix figures sit with their chapter in the code: A wit
 chapter 6, C with chapter 5.
 """
 
-from ..analysis.george_thesis.ch6 import complexity_measures_paths
+import re
+
+from ..analysis.george_thesis.ch6 import complexity_measures_paths, ordered_panels
 from ..experiments.settings import family_runs
 from .entries import NOT_BUILT, ClaimSet, Entry
 
@@ -47,13 +49,25 @@ def family_seeds(group_config: dict, family: str) -> list[int]:
     return group_config["families"][family].get("seeds", group_config["seeds"])
 
 
-def kernel_run_list(group_config: dict, keep) -> list[dict]:
-    """The runs (family, setting, seed, label noise, lr) whose spec ``keep(family, run)`` accepts,
-    in config order: what a figure or claim set reads, and how it names each file."""
+def natural_order(name: str) -> tuple:
+    """Names with numbers in numeric order: depth2 before depth10."""
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name))
+
+
+def kernel_run_list(group_config: dict, keep, families: list[str] | None = None) -> list[dict]:
+    """The runs (family, setting, seed, label noise, lr) whose spec ``keep(family, run)`` accepts:
+    what a figure or claim set reads, and how it names each file. Families in the order given
+    (by name otherwise), settings in natural order, seeds ascending: never the config's key order,
+    which must not count."""
+    runs = kernel_runs(group_config)
+    order = families if families is not None else sorted(group_config["families"])
     return [{"family": family, "setting": setting, "seed": seed, "label_noise": run.get("label_noise", 0.0),
              "lr": run["lr"]}
-            for (family, setting), run in kernel_runs(group_config).items() if keep(family, run)
-            for seed in family_seeds(group_config, family)]
+            for family in order
+            for setting, run in sorted(((s, r) for (f, s), r in runs.items() if f == family),
+                                       key=lambda item: natural_order(item[0]))
+            if keep(family, run)
+            for seed in sorted(family_seeds(group_config, family))]
 
 
 def kernel_run_path(group: str, run: dict, suffix: str) -> str:
@@ -64,18 +78,21 @@ def spectrum_runs(group_config: dict, which: str = "spectrum") -> list[dict]:
     """Figs 6.2, 6.3 (``spectrum``) or B.8 (``spectrum_appendix``): the family's runs at that
     learning rate, one per label-noise level."""
     chosen = group_config[which]
-    runs = kernel_run_list(group_config, lambda family, run: family == chosen["family"] and run["lr"] == chosen["lr"])
+    runs = kernel_run_list(group_config, lambda family, run: run["lr"] == chosen["lr"], [chosen["family"]])
     return sorted(runs, key=lambda run: run["label_noise"])
 
 
 def architecture_runs(group_config: dict) -> list[dict]:
-    """Figs B.5, B.6: each listed family's first noise-free run."""
+    """Figs B.5, B.6: the runs listed as "family/setting", in the listed order."""
     runs = []
-    for family in group_config["architectures"]:
-        clean = kernel_run_list(group_config, lambda f, r: f == family and r.get("label_noise", 0) == 0)
-        if not clean:
-            raise ValueError(f"george_thesis.ch6.alignment.architectures: family {family!r} has no noise-free run")
-        runs += [run for run in clean if run["setting"] == clean[0]["setting"]]
+    for name in group_config["architectures"]:
+        family, _, setting = name.partition("/")
+        chosen = [run for run in kernel_run_list(group_config, lambda f, r: True, [family])
+                  if run["setting"] == setting]
+        if not chosen:
+            raise ValueError(f"george_thesis.ch6.alignment.architectures: {name!r} names no configured run "
+                             "(family/setting)")
+        runs += chosen
     return runs
 
 
@@ -119,11 +136,11 @@ def kernel_figure(figure_id: str, title: str, section: str, group: str, runs_of,
 
 
 def hierarchy_runs(group_config: dict) -> list[dict]:
-    return kernel_run_list(group_config, lambda family, run: family in group_config["hierarchy"])
+    return kernel_run_list(group_config, lambda family, run: True, group_config["hierarchy"])
 
 
 def depth_runs(group_config: dict) -> list[dict]:
-    return kernel_run_list(group_config, lambda family, run: family == group_config["depths"])
+    return kernel_run_list(group_config, lambda family, run: True, [group_config["depths"]])
 
 
 def _both_spectra(group_config: dict) -> list[dict]:
@@ -172,7 +189,7 @@ RBF_DATA = "synthetic 1-D grid on [−a, a] with random RBF features (scikit-lea
 def complexity_inputs(spec: dict) -> dict[str, list[str]]:
     """Fig 6.6: each panel's final measures (one file per run and seed), and the data named."""
     datasets = sorted({panel["dataset"] for panel in spec["panels"].values()})
-    return {**{panel: complexity_measures_paths(spec, panel) for panel in spec["panels"]},
+    return {**{panel: complexity_measures_paths(spec, panel) for panel in ordered_panels(spec)},
             "provenance": [f"results/data/{dataset}.json" for dataset in datasets]}
 
 

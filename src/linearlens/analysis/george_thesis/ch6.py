@@ -290,6 +290,19 @@ def complexity_run_specs(spec: dict) -> dict[str, dict]:
     return {name: run for runs in complexity_runs(spec).values() for name, run in runs.items()}
 
 
+# Fig 6.6's caption order: width, label corruption, channels (trap T-NTK-6), whatever the config's.
+VARIED_ORDER = ("hidden", "corruption", "width")
+
+
+def ordered_panels(spec: dict) -> list[str]:
+    """The panels of Fig 6.6 in the caption's order (by what each varies, then by name), so that
+    neither the figure nor its job depends on the order of the config's keys."""
+    def key(name):
+        vary = spec["panels"][name]["vary"]
+        return (VARIED_ORDER.index(vary) if vary in VARIED_ORDER else len(VARIED_ORDER), name)
+    return sorted(spec["panels"], key=key)
+
+
 def complexity_measures_paths(spec: dict, panel: str, root: str = "results/george_thesis/runs/ch6/complexity"
                               ) -> list[str]:
     """The final-measure files of one panel: one per run and seed."""

@@ -23,6 +23,7 @@ from ...analysis.george_thesis.ch6 import (
     frequency_trend,
     min_max,
     network_name,
+    ordered_panels,
     panel_curves,
     percent,
     perturbation_summary,
@@ -50,6 +51,16 @@ def _log_steps(ax) -> None:
     """Iterations on a log axis that still shows step 0 (linear below 1)."""
     ax.set_xscale("symlog", linthresh=1)
     ax.set_xlim(left=0)
+
+
+def _label_grid(axes, ylabels) -> None:
+    """Rows of curves over training: each row's label, log iterations everywhere."""
+    for ax, ylabel in zip(axes[:, 0], ylabels):
+        ax.set_ylabel(ylabel)
+    for ax in axes.flat:
+        _log_steps(ax)
+    for ax in axes[-1]:
+        ax.set_xlabel("SGD iterations")
 
 
 def _named_families(job: FigureJob) -> str:
@@ -97,15 +108,10 @@ def _spectrum_figure(job: FigureJob, label: str) -> None:
             axes[2, column].plot(part.step, part.effective_rank, style, color="C4", label=probe)
         _trace_ratio_lines(axes[3, column], ratios_path)
         axes[1, column].set_yscale("log")
-    for ax, ylabel in zip(axes[:, 0], ("accuracy", "eigenvalue", "effective rank", "trace ratio $T_k$ (train)")):
-        ax.set_ylabel(ylabel)
+    _label_grid(axes, ("accuracy", "eigenvalue", "effective rank", "trace ratio $T_k$ (train)"))
     axes[0, 0].legend(fontsize=8)
     axes[1, 0].legend(fontsize=7, ncol=2)
     axes[2, 0].legend(fontsize=8)
-    for ax in axes.flat:
-        _log_steps(ax)
-    for ax in axes[-1]:
-        ax.set_xlabel("SGD iterations")
     fig.tight_layout()
     caption = (f"{job.caption} {label}: train (solid) and test (dashed) probe kernels over all outputs, centred "
                f"features; T_k = share of the trace in the k largest eigenvalues (viridis: all k; red: k = 40, 80, "
@@ -149,15 +155,10 @@ def plot_fig_6_3(job: FigureJob) -> None:
             for index, layer in per_layer[per_layer.probe == probe].groupby("layer_index"):
                 axes[row, column].plot(layer.step, layer.cka, color=colours[int(index)],
                                        label=f"layer {int(index) + 1}" if column == 0 else None)
-    for ax, ylabel in zip(axes[:, 0], ("accuracy", "CKA(K, K_Y)", "layer CKA, train kernels", "layer CKA, test kernels")):
-        ax.set_ylabel(ylabel)
+    _label_grid(axes, ("accuracy", "CKA(K, K_Y)", "layer CKA, train kernels", "layer CKA, test kernels"))
     for row in (0, 1):
         axes[row, 0].legend(fontsize=8)
     axes[2, 0].legend(fontsize=7, ncol=2, title="input → output", title_fontsize=7)
-    for ax in axes.flat:
-        _log_steps(ax)
-    for ax in axes[-1]:
-        ax.set_xlabel("SGD iterations")
     fig.tight_layout()
     caption = (f"{job.caption} Fig 6.3: CKA of the tangent kernel with the labels' kernel (train probe: the labels "
                f"trained on, random ones included; test probe: clean labels), and of each layer's kernel "
@@ -683,7 +684,7 @@ def plot_fig_6_6(job: FigureJob) -> None:
     spec = job.params
     finals = read_complexity_finals(job.inputs, spec)
     curves = panel_curves(finals)
-    panels = [p for p in spec["panels"] if p in job.inputs]
+    panels = [p for p in ordered_panels(spec) if p in job.inputs]
     others = [m for m in COMPLEXITY_MEASURES if m not in ("learning_flow", "neyshabur")]
     palette = dict(zip(others, sns.color_palette("Set2", len(others))))
     fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.6), squeeze=False)
