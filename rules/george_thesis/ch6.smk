@@ -8,7 +8,7 @@ GEORGE_CH6 = config.get("george_thesis", {}).get("ch6") or {}
 CH6_STATE = "results/george_thesis/state/ch6"
 
 
-# --- Figs 6.2, 6.3, B.5, B.6, B.8: the tangent kernel's spectrum and its alignment with the labels over training (alignment) ---
+# --- Figs 6.2, 6.3, B.5, B.6, B.8: the tangent kernel's spectrum and label alignment over training ---
 
 ALIGNMENT = GEORGE_CH6.get("alignment")
 ALIGNMENT_RUNS = kernel_runs(ALIGNMENT) if ALIGNMENT else {}
@@ -66,13 +66,10 @@ if ALIGNMENT:
             "../../src/scripts/george_thesis_ch6_summarise_alignment.py"
 
 
-# --- end of alignment ---
-
-# --- Figs 6.4, B.7: alignment on easy vs difficult examples (easy_difficult) ---
+# --- Figs 6.4, B.7: alignment on easy vs difficult examples ---
 
 EASY_DIFFICULT = GEORGE_CH6.get("easy_difficult")
 EASY_DIFFICULT_RUNS = kernel_runs(EASY_DIFFICULT) if EASY_DIFFICULT else {}
-
 
 
 if EASY_DIFFICULT:
@@ -109,9 +106,7 @@ if EASY_DIFFICULT:
             "../../src/scripts/george_thesis_ch6_run_easy_difficult.py"
 
 
-# --- end of easy_difficult ---
-
-# --- Figs 6.1, B.4: eigenfunctions of the tangent kernel on the disk task (disk) ---
+# --- Figs 6.1, B.4: eigenfunctions of the tangent kernel on the disk task ---
 
 if "disk" in GEORGE_CH6:
 
@@ -138,9 +133,8 @@ if "disk" in GEORGE_CH6:
         script:
             "../../src/scripts/george_thesis_ch6_run_disk.py"
 
-# --- end of disk ---
 
-# --- Fig B.2: spectral bias of a random MLP's tangent kernel (spectral_bias) ---
+# --- Fig B.2: spectral bias of a random MLP's tangent kernel ---
 
 if "spectral_bias" in GEORGE_CH6:
 
@@ -161,9 +155,8 @@ if "spectral_bias" in GEORGE_CH6:
         script:
             "../../src/scripts/george_thesis_ch6_run_spectral_bias.py"
 
-# --- end of spectral_bias ---
 
-# --- Fig 6.5: SuperNat vs gradient descent on noisy linear regression (supernat) ---
+# --- Fig 6.5: SuperNat vs gradient descent on noisy linear regression ---
 
 if "supernat" in GEORGE_CH6:
 
@@ -184,9 +177,8 @@ if "supernat" in GEORGE_CH6:
         script:
             "../../src/scripts/george_thesis_ch6_run_supernat.py"
 
-# --- end of supernat ---
 
-# --- Fig B.3: which norm measures capacity (random RBF features) (rbf_capacity) ---
+# --- Fig B.3: which norm measures capacity (random RBF features) ---
 
 if "rbf_capacity" in GEORGE_CH6:
 
@@ -207,9 +199,8 @@ if "rbf_capacity" in GEORGE_CH6:
         script:
             "../../src/scripts/george_thesis_ch6_run_rbf_capacity.py"
 
-# --- end of rbf_capacity ---
 
-# --- Fig B.1: output change along the Jacobian's top singular directions (perturbation) ---
+# --- Fig B.1: output change along the Jacobian's top singular directions ---
 
 if "perturbation" in GEORGE_CH6:
     GEORGE_CH6_PERTURBATION = GEORGE_CH6["perturbation"]
@@ -241,9 +232,7 @@ if "perturbation" in GEORGE_CH6:
             "../../src/scripts/george_thesis_ch6_run_perturbation.py"
 
 
-# --- end of perturbation ---
-
-# --- Fig 6.6: complexity measures against the generalisation gap (complexity) ---
+# --- Fig 6.6: complexity measures against the generalisation gap ---
 
 if "complexity" in GEORGE_CH6:
     from linearlens.analysis.george_thesis.ch6 import complexity_run_specs
@@ -276,8 +265,6 @@ if "complexity" in GEORGE_CH6:
             "../../envs/torch.yaml"
         script:
             "../../src/scripts/george_thesis_ch6_run_complexity.py"
-
-# --- end of complexity ---
 
 
 rule george_thesis_ch6:

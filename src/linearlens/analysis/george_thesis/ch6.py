@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-# --- Figs 6.2, 6.3, B.5, B.6, B.8: the tangent kernel's spectrum and its alignment with the labels over training (alignment) ---
+# --- Figs 6.2, 6.3, B.5, B.6, B.8: the tangent kernel's spectrum and label alignment over training ---
 
 RUN_COLUMNS = ("family", "setting", "seed", "label_noise", "lr")
 
@@ -51,13 +51,8 @@ def run_title(run: dict, families: dict) -> str:
 def spearman(x, y) -> float:
     return float(pd.Series(np.asarray(x, dtype=float)).corr(pd.Series(np.asarray(y, dtype=float)), method="spearman"))
 
-# --- end of alignment ---
 
-# --- Figs 6.4, B.7: alignment on easy vs difficult examples (easy_difficult) ---
-
-# --- end of easy_difficult ---
-
-# --- Figs 6.1, B.4: eigenfunctions of the tangent kernel on the disk task (disk) ---
+# --- Figs 6.1, B.4: eigenfunctions of the tangent kernel on the disk task ---
 
 DISK_RATIO_INDEX = 20  # the thesis's anisotropy measure λ20/λ1 (eigenvalues numbered from 1)
 
@@ -93,9 +88,8 @@ def percent(value: float) -> str:
     """A small share as the thesis writes it: 1.5%, 0.2%, 0.04%."""
     return f"{100 * value:.2g}%"
 
-# --- end of disk ---
 
-# --- Fig B.2: spectral bias of a random MLP's tangent kernel (spectral_bias) ---
+# --- Fig B.2: spectral bias of a random MLP's tangent kernel ---
 
 SPECTRAL_RATIO_INDEX = 10  # the thesis's λ10/λ1 ≈ 4% (eigenvalues numbered from 1)
 FOURIER_RANGE = 25  # "the first half of the spectrum": eigenvectors j < 25 of 50
@@ -109,9 +103,8 @@ def frequency_trend(dominant: np.ndarray, count: int = FOURIER_RANGE) -> dict[st
     return {"spearman": float(index.corr(frequencies, method="spearman")),
             "monotone_share": float(np.mean(np.diff(frequencies.to_numpy()) >= 0)), "count": len(frequencies)}
 
-# --- end of spectral_bias ---
 
-# --- Fig 6.5: SuperNat vs gradient descent on noisy linear regression (supernat) ---
+# --- Fig 6.5: SuperNat vs gradient descent on noisy linear regression ---
 
 SUPERNAT_METHODS = {"gd": "gradient descent", "supernat": "SuperNat"}
 
@@ -144,9 +137,8 @@ def supernat_best_errors(record: dict[str, np.ndarray]) -> pd.DataFrame:
     best = curves.loc[curves.groupby("method")["mean"].idxmin()].set_index("method")
     return best[["mean", "iteration"]]
 
-# --- end of supernat ---
 
-# --- Fig B.3: which norm measures capacity (random RBF features) (rbf_capacity) ---
+# --- Fig B.3: which norm measures capacity (random RBF features) ---
 
 def read_rbf_capacity(path: str) -> dict[str, np.ndarray]:
     """Every array of the RBF-capacity run file (bounds.npz), loaded."""
@@ -181,9 +173,8 @@ def rbf_capacity_trends(curves: pd.DataFrame) -> dict[str, float]:
         trends[f"{bound}_growth"] = float(values.iloc[-1] / values.min())
     return trends
 
-# --- end of rbf_capacity ---
 
-# --- Fig B.1: output change along the Jacobian's top singular directions (perturbation) ---
+# --- Fig B.1: output change along the Jacobian's top singular directions ---
 
 TOP, RANDOM = "top singular", "random"
 # The scalars of a run's npz repeated on each of its rows (the arrays are the changes and the spectrum).
@@ -224,9 +215,7 @@ def perturbation_summary(runs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-# --- end of perturbation ---
-
-# --- Fig 6.6: complexity measures against the generalisation gap (complexity) ---
+# --- Fig 6.6: complexity measures against the generalisation gap ---
 
 # The measures of Fig 6.6 in drawing order, with their legend labels (capacity.measures defines them).
 COMPLEXITY_MEASURES = {
@@ -370,5 +359,3 @@ def gap_correlations(curves: pd.DataFrame) -> pd.DataFrame:
         table[panel] = {measure: curve["gap"].corr(curve[measure].astype(float), method="spearman")
                         if curve[measure].notna().all() else np.nan for measure in COMPLEXITY_MEASURES}
     return pd.DataFrame.from_dict(table, orient="index")
-
-# --- end of complexity ---

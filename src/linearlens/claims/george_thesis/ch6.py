@@ -36,7 +36,7 @@ from ...analysis.george_thesis.ch6 import (
 from ...manifests.jobs import ClaimsJob
 from .. import ClaimCheck
 
-# --- Figs 6.2, 6.3, B.5, B.6, B.8: the tangent kernel's spectrum and its alignment with the labels over training (alignment) ---
+# --- Figs 6.2, 6.3, B.5, B.6, B.8: the tangent kernel's spectrum and label alignment over training ---
 
 
 @dataclass(frozen=True)
@@ -180,9 +180,8 @@ def _learning_rate_checks(runs, spectra, limits) -> list[ClaimCheck]:
             f"{ratio:.2f} ({minimum[small]:.1f} vs {minimum[large]:.1f})", bool(low <= ratio <= high)))
     return checks
 
-# --- end of alignment ---
 
-# --- Figs 6.4, B.7: alignment on easy vs difficult examples (easy_difficult) ---
+# --- Figs 6.4, B.7: alignment on easy vs difficult examples ---
 
 
 def easy_difficult_claims(job: ClaimsJob) -> list[ClaimCheck]:
@@ -243,9 +242,8 @@ def _depth_checks(rows: pd.DataFrame) -> list[ClaimCheck]:
                    f"rho = {rho_ratio:.2f} ({ratios})", _verdict(rho_ratio, rho_ratio > 0, 0.0)),
     ]
 
-# --- end of easy_difficult ---
 
-# --- Figs 6.1, B.4: eigenfunctions of the tangent kernel on the disk task (disk) ---
+# --- Figs 6.1, B.4: eigenfunctions of the tangent kernel on the disk task ---
 
 @dataclass(frozen=True)
 class DiskThresholds:
@@ -288,9 +286,8 @@ def disk_claims(job: ClaimsJob) -> list[ClaimCheck]:
                    bool(last["label_correlation"] > first["label_correlation"])),
     ]
 
-# --- end of disk ---
 
-# --- Fig B.2: spectral bias of a random MLP's tangent kernel (spectral_bias) ---
+# --- Fig B.2: spectral bias of a random MLP's tangent kernel ---
 
 @dataclass(frozen=True)
 class SpectralBiasThresholds:
@@ -329,9 +326,8 @@ def spectral_bias_claims(job: ClaimsJob) -> list[ClaimCheck]:
                    bool(low <= ratio <= high)),
     ]
 
-# --- end of spectral_bias ---
 
-# --- Fig 6.5: SuperNat vs gradient descent on noisy linear regression (supernat) ---
+# --- Fig 6.5: SuperNat vs gradient descent on noisy linear regression ---
 
 @dataclass(frozen=True)
 class SupernatThresholds:
@@ -375,9 +371,8 @@ def supernat_claims(job: ClaimsJob) -> list[ClaimCheck]:
                    bool(below.mean() >= limits.seed_share)),
     ]
 
-# --- end of supernat ---
 
-# --- Fig B.3: which norm measures capacity (random RBF features) (rbf_capacity) ---
+# --- Fig B.3: which norm measures capacity (random RBF features) ---
 
 @dataclass(frozen=True)
 class RbfCapacityThresholds:
@@ -421,9 +416,8 @@ def rbf_capacity_claims(job: ClaimsJob) -> list[ClaimCheck]:
                    f"minimum {curves['bound_optimised_mean'].min():.3g})", bool(opt_growth < growth)),
     ]
 
-# --- end of rbf_capacity ---
 
-# --- Fig B.1: output change along the Jacobian's top singular directions (perturbation) ---
+# --- Fig B.1: output change along the Jacobian's top singular directions ---
 
 @dataclass(frozen=True)
 class PerturbationThresholds:
@@ -460,9 +454,7 @@ def perturbation_claims(job: ClaimsJob) -> list[ClaimCheck]:
     ]
 
 
-# --- end of perturbation ---
-
-# --- Fig 6.6: complexity measures against the generalisation gap (complexity) ---
+# --- Fig 6.6: complexity measures against the generalisation gap ---
 
 @dataclass(frozen=True)
 class ComplexityThresholds:
@@ -521,5 +513,3 @@ def complexity_claims(job: ClaimsJob) -> list[ClaimCheck]:
         checks.append(ClaimCheck("H23", "fig_6_6", COMPLEXITY_STATEMENT, check, measured,
                                  None if passed is None else bool(passed)))
     return checks
-
-# --- end of complexity ---

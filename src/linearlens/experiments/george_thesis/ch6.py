@@ -32,7 +32,7 @@ from ...train.schedules import AtSteps, Every, log_spaced, log_steps
 from ...train.session import RunRecord, Scheduled, Session, checkpoint_for
 from ...train.tasks import classification_metrics, load_task
 
-# --- Figs 6.2, 6.3, B.5, B.6, B.8: the tangent kernel's spectrum and its alignment with the labels over training (alignment) ---
+# --- Figs 6.2, 6.3, B.5, B.6, B.8: the tangent kernel's spectrum and label alignment over training ---
 
 NUM_CLASSES = 10
 
@@ -204,9 +204,7 @@ def spectrum_summary(grams: dict[str, np.ndarray], centring: str) -> tuple[pd.Da
     return pd.DataFrame.from_records(rows), curves
 
 
-# --- end of alignment ---
-
-# --- Figs 6.4, B.7: alignment on easy vs difficult examples (easy_difficult) ---
+# --- Figs 6.4, B.7: alignment on easy vs difficult examples ---
 
 def _balanced(task: dict[str, Tensor]) -> dict[str, Tensor]:
     """The training set in a fixed class-balanced order, so that its prefixes are balanced."""
@@ -256,9 +254,8 @@ def easy_difficult_task(data_npz, run: dict, seed: int, device,
               ProbeSet("difficult", task["x_train"][n_easy:n_easy + n], y_train[n_easy:n_easy + n])]
     return task, probes
 
-# --- end of easy_difficult ---
 
-# --- Figs 6.1, B.4: eigenfunctions of the tangent kernel on the disk task (disk) ---
+# --- Figs 6.1, B.4: eigenfunctions of the tangent kernel on the disk task ---
 
 def binary_cross_entropy(logits: Tensor, labels: Tensor) -> Tensor:
     """Binary cross-entropy of a scalar logit against {0, 1} labels (the thesis's ±1 labels)."""
@@ -316,21 +313,8 @@ def disk_run(data_npz, spec: dict, seed: int, device: str = "auto") -> dict[str,
                                                                     "grid_accuracy")},
     }
 
-# --- end of disk ---
 
-# --- Fig B.2: spectral bias of a random MLP's tangent kernel (spectral_bias) ---
-
-# --- end of spectral_bias ---
-
-# --- Fig 6.5: SuperNat vs gradient descent on noisy linear regression (supernat) ---
-
-# --- end of supernat ---
-
-# --- Fig B.3: which norm measures capacity (random RBF features) (rbf_capacity) ---
-
-# --- end of rbf_capacity ---
-
-# --- Fig B.1: output change along the Jacobian's top singular directions (perturbation) ---
+# --- Fig B.1: output change along the Jacobian's top singular directions ---
 
 RANDOM_DIRECTIONS = 7  # the purpose key of the random directions' generator: seeded_generator(seed, 7)
 
@@ -383,9 +367,7 @@ def perturbation_run(data_npz, spec: dict, seed: int, device: str = "auto", stat
             **{name: np.float64(value) for name, value in metrics.items()}}
 
 
-# --- end of perturbation ---
-
-# --- Fig 6.6: complexity measures against the generalisation gap (complexity) ---
+# --- Fig 6.6: complexity measures against the generalisation gap ---
 
 def complexity_task(data_npz, corruption: float, seed: int, device: torch.device) -> dict[str, Tensor]:
     """The prepared dataset as tensors, the training labels randomised at rate ``corruption``
@@ -510,5 +492,3 @@ def complexity_run(data_npz, run: dict, seed: int, state_path=None, inputs_versi
     experiment = ComplexityRun(data_npz, run, seed)
     experiment.train(state_path, inputs_version)
     return experiment.records(), experiment.final()
-
-# --- end of complexity ---

@@ -42,7 +42,7 @@ from ...data.synthetic import DISK_RADIUS
 from ...manifests.jobs import FigureJob
 from ..style import apply_style, save_figure
 
-# --- Figs 6.2, 6.3, B.5, B.6, B.8: the tangent kernel's spectrum and its alignment with the labels over training (alignment) ---
+# --- Figs 6.2, 6.3, B.5, B.6, B.8: the tangent kernel's spectrum and label alignment over training ---
 
 TRAIN_STYLE, TEST_STYLE = "-", "--"
 
@@ -197,9 +197,8 @@ def _architecture_figure(job: FigureJob, frame, column: str, ylabel: str, label:
     caption = (f"{job.caption} {label}: test probe kernel (clean labels), noise-free runs.{_setup_note(job)}")
     save_figure(fig, job.png_path, caption, job.data_source)
 
-# --- end of alignment ---
 
-# --- Figs 6.4, B.7: alignment on easy vs difficult examples (easy_difficult) ---
+# --- Figs 6.4, B.7: alignment on easy vs difficult examples ---
 
 EASY_STYLE, DIFFICULT_STYLE = ("C0", "-"), ("C3", "--")
 
@@ -260,9 +259,8 @@ def plot_fig_B_7(job: FigureJob) -> None:
     caption = f"{job.caption} Fig B.7: depth = number of linear layers.{_setup_note(job, 'Difficult examples')}"
     save_figure(fig, job.png_path, caption, job.data_source)
 
-# --- end of easy_difficult ---
 
-# --- Figs 6.1, B.4: eigenfunctions of the tangent kernel on the disk task (disk) ---
+# --- Figs 6.1, B.4: eigenfunctions of the tangent kernel on the disk task ---
 
 # The thesis's setup (App. B.3.1) and its NS defaults (spec §2, Fig 6.1): what a caption compares against.
 DISK_THESIS = {"depth": 6, "width": 256, "n_train": 500, "grid": 50, "iterations": 2000, "lr": 0.05,
@@ -360,9 +358,8 @@ def plot_fig_B_4(job: FigureJob) -> None:
                f"test grid used to evaluate the tangent kernel (Fig 6.1). Departures from the thesis: {departures}.")
     save_figure(fig, job.png_path, caption, job.data_source)
 
-# --- end of disk ---
 
-# --- Fig B.2: spectral bias of a random MLP's tangent kernel (spectral_bias) ---
+# --- Fig B.2: spectral bias of a random MLP's tangent kernel ---
 
 SPECTRAL_THESIS = {"depth": 6, "width": 256, "n_points": 50, "low": 0.0, "high": 1.0, "seed": 0, "centred": True}
 SHOWN_EIGENVECTORS = (0, 5, 20)  # the thesis's middle panel (indices from 0)
@@ -415,9 +412,8 @@ def plot_fig_B_2(job: FigureJob) -> None:
                f"init, seed 0; centred features as the thesis's reported kernels (spec §1.5); departures: {departures}.")
     save_figure(fig, job.png_path, caption, job.data_source)
 
-# --- end of spectral_bias ---
 
-# --- Fig 6.5: SuperNat vs gradient descent on noisy linear regression (supernat) ---
+# --- Fig 6.5: SuperNat vs gradient descent on noisy linear regression ---
 
 SUPERNAT_COLOURS = {"gd": "#2c6fbb", "supernat": "#c0392b"}
 SUPERNAT_BOX = "\n".join([
@@ -473,9 +469,8 @@ def plot_fig_6_5(job: FigureJob) -> None:
                f"that converges ends at the unique least-squares interpolator (P < n, y in the span of Φ).")
     save_figure(fig, job.png_path, caption, job.data_source)
 
-# --- end of supernat ---
 
-# --- Fig B.3: which norm measures capacity (random RBF features) (rbf_capacity) ---
+# --- Fig B.3: which norm measures capacity (random RBF features) ---
 
 RBF_COLOURS = {"test_error": "0.15", "bound_identity": "#2c6fbb", "bound_optimised": "#c0392b"}
 
@@ -558,9 +553,8 @@ def plot_fig_B_3(job: FigureJob) -> None:
         caption += " (open markers; a value above the axis is written at its top edge)"
     save_figure(fig, job.png_path, caption + ".", job.data_source)
 
-# --- end of rbf_capacity ---
 
-# --- Fig B.1: output change along the Jacobian's top singular directions (perturbation) ---
+# --- Fig B.1: output change along the Jacobian's top singular directions ---
 
 PERTURBATION_COLOURS = {TOP: "#c0392b", RANDOM: "#2c6fbb"}
 # The thesis's run (§B.1.4 and the spec's defaults for what it leaves out), for the caption's departures.
@@ -635,9 +629,7 @@ def plot_fig_B_1(job: FigureJob) -> None:
     save_figure(fig, job.png_path, perturbation_caption(job, runs, summary), job.data_source)
 
 
-# --- end of perturbation ---
-
-# --- Fig 6.6: complexity measures against the generalisation gap (complexity) ---
+# --- Fig 6.6: complexity measures against the generalisation gap ---
 
 GAP_COLOUR, OURS_COLOUR, NEYSHABUR_COLOUR = "0.1", "#c0392b", "#2c6fbb"
 
@@ -715,5 +707,3 @@ def plot_fig_6_6(job: FigureJob) -> None:
     fig.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, frameon=False)
     fig.tight_layout()
     save_figure(fig, job.png_path, job.caption + complexity_setup_note(finals, spec), job.data_source)
-
-# --- end of complexity ---
