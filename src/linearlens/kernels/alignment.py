@@ -63,6 +63,13 @@ def eigenvalues(gram: Tensor) -> Tensor:
     return torch.linalg.eigvalsh(as_matrix(gram)).flip(0)
 
 
+def eigendecomposition(gram: Tensor) -> tuple[Tensor, Tensor]:
+    """Eigenvalues of a symmetric Gram, non-increasing, and its unit eigenvectors as columns in
+    the same order."""
+    values, vectors = torch.linalg.eigh(as_matrix(gram))
+    return values.flip(0), vectors.flip(1)
+
+
 def effective_rank(gram_or_eigenvalues: Tensor) -> Tensor:
     """exp of the entropy of the normalised spectrum (Roy & Vetterli 2007), in [1, rank]."""
     values = gram_or_eigenvalues if gram_or_eigenvalues.dim() == 1 else eigenvalues(gram_or_eigenvalues)

@@ -22,7 +22,7 @@ from torch import Tensor, nn
 from torch.func import functional_call
 
 from ..train.runtime import full_float32
-from .alignment import as_matrix
+from .alignment import eigendecomposition
 from .ntk import empirical_ntk
 
 # Eigenvalues below this share of the largest are numerically zero: no singular direction there.
@@ -88,10 +88,9 @@ def jacobian_transpose_products(model: nn.Module, x: Tensor, vectors: Tensor) ->
 def top_singular_directions(model: nn.Module, x: Tensor, k: int) -> SingularDirections:
     """The k right singular vectors of the Jacobian of all outputs on ``x`` with the largest singular
     values (B.1.23), from the eigendecomposition of the (n·c × n·c) tangent Gram (in float64)."""
-    gram = as_matrix(empirical_ntk(model, x, output="full")).detach().double()
-    values, vectors = torch.linalg.eigh(gram)
-    values, vectors = values.flip(0), vectors.flip(1)
-    n, c = len(x), gram.shape[0] // len(x)
+    gram = empirical_ntk(model, x, output="full").detach().double()
+    values, vectors = eigendecomposition(gram)
+    n, c = len(x), len(values) // len(x)
     if not 1 <= k <= len(values):
         raise ValueError(f"the Jacobian on {n} examples × {c} outputs has {len(values)} singular directions, "
                          f"asked for {k}")

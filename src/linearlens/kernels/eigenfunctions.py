@@ -21,7 +21,7 @@ from torch import Tensor, nn
 
 from ..models.mlp import mlp
 from ..train.runtime import seed_everything
-from .alignment import as_matrix, centre
+from .alignment import centre, eigendecomposition
 from .ntk import empirical_ntk
 
 ZERO_SUM = 1e-6  # |Σ u| below this share of ‖u‖₁: the sum cannot fix the sign
@@ -39,8 +39,7 @@ def oriented(vectors: Tensor) -> Tensor:
 def eigenpairs(gram: Tensor, k: int | None = None) -> tuple[Tensor, Tensor]:
     """All eigenvalues of a symmetric Gram, non-increasing, and the top ``k`` eigenvectors (all
     when None) as unit-norm, oriented columns (N, k)."""
-    values, vectors = torch.linalg.eigh(as_matrix(gram))
-    values, vectors = values.flip(0), vectors.flip(1)
+    values, vectors = eigendecomposition(gram)
     return values, oriented(vectors[:, :k] if k is not None else vectors)
 
 

@@ -99,12 +99,17 @@ class ClassificationProbe:
         self.model, self.task = model, task
 
     def __call__(self, session: Session) -> dict:
-        self.model.eval()
-        row = {}
-        for split in ("train", "test"):
-            accuracy, loss = classification_metrics(self.model, self.task[f"x_{split}"], self.task[f"y_{split}"])
-            row.update({f"{split}_accuracy": accuracy, f"{split}_loss": loss})
-        return row
+        return split_metrics(self.model, self.task)
+
+
+def split_metrics(model: torch.nn.Module, task: dict[str, Tensor]) -> dict[str, float]:
+    """{train,test}_{accuracy,loss} of a classifier, in eval mode."""
+    model.eval()
+    row = {}
+    for split in ("train", "test"):
+        accuracy, loss = classification_metrics(model, task[f"x_{split}"], task[f"y_{split}"])
+        row.update({f"{split}_accuracy": accuracy, f"{split}_loss": loss})
+    return row
 
 
 def training_steps(run: dict, n_train: int) -> int:
@@ -346,9 +351,7 @@ def perturbation_run(data_npz, spec: dict, seed: int, device: str = "auto", stat
     seed_everything(seed)
     model = build_model(model_spec).to(device)
     steps = train_classifier(model, task, spec, seed, state_path, inputs_version)
-    model.eval()
-    metrics = {f"{split}_{name}": value for split in ("train", "test") for name, value in zip(
-        ("accuracy", "loss"), classification_metrics(model, task[f"x_{split}"], task[f"y_{split}"]))}
+    metrics = split_metrics(model, task)
 
     x_test = task["x_test"]
     probe, evaluation = x_test[:spec["n_probe"]], x_test[:spec.get("n_eval") or len(x_test)]
@@ -432,11 +435,10 @@ class ComplexityRun:
 
     def evaluation(self, session: Session) -> dict:
         """Loss and error on the whole training set (its labels as trained on) and the test set."""
-        self.model.eval()
+        metrics = split_metrics(self.model, self.task)
         record = {"epoch": session.step / self.steps_per_epoch}
         for split in ("train", "test"):
-            accuracy, loss = classification_metrics(self.model, self.task[f"x_{split}"], self.task[f"y_{split}"])
-            record[f"{split}_loss"], record[f"{split}_error"] = loss, 1 - accuracy
+            record[f"{split}_loss"], record[f"{split}_error"] = metrics[f"{split}_loss"], 1 - metrics[f"{split}_accuracy"]
         return record
 
     def reached(self, session: Session) -> bool:
