@@ -14,7 +14,6 @@ from ...data.synthetic import (
     square_grid,
     yin_yang_disk_distances,
 )
-from .ch6 import read_npz
 
 # --- Fig 5.1: the yin-yang toy, α = 1 vs α = 100, Δloss maps at loss thresholds ---
 
@@ -50,7 +49,10 @@ def toy_run_paths(spec: dict) -> list[str]:
 def read_toy_runs(paths: list[str]) -> dict[str, np.ndarray]:
     """Every job's runs as one record: per-run arrays joined, per-seed arrays joined, the rest
     (thresholds, grid side, curve steps) from the first job, which every job shares."""
-    parts = [read_npz(path) for path in paths]
+    parts = []
+    for path in paths:
+        with np.load(path) as contents:
+            parts.append({key: contents[key] for key in contents.files})
     joined = {key: np.concatenate([part[key] for part in parts]) for key in TOY_MEMBER_ARRAYS + TOY_SEED_ARRAYS}
     shared = {key: value for key, value in parts[0].items() if key not in joined}
     return {**shared, **joined}

@@ -13,7 +13,7 @@ from torch import Tensor
 from ...data.synthetic import yin_yang
 from ...linearize.batched_alpha_gd import threshold_gd
 from ...models.mlp import mlp
-from ...train.runtime import choose_device, seed_everything
+from ...train.runtime import choose_device, full_float32, seed_everything
 from ...train.schedules import log_steps
 
 # --- Fig 5.1: the yin-yang toy, α = 1 vs α = 100, Δloss maps at loss thresholds ---
@@ -75,10 +75,11 @@ def toy_run(spec: dict, seeds: list[int], device: str = "auto", dtype: torch.dty
     logistic loss of α(f_θ − f_θ₀) at the step η/α²: each run's grid losses at the training-loss
     thresholds, its training-loss curve, where it stopped; and each seed's training set."""
     batch = toy_batch(spec, seeds, choose_device(device), dtype)
-    record = threshold_gd(toy_network(spec).to(batch.x.device, dtype), batch.initial, batch.alphas, spec["lr"],
-                          batch.x, batch.y, logistic_loss, spec["thresholds"], spec["min_iterations"],
-                          spec["max_iterations"], log_steps(spec["max_iterations"], spec["curve_points"]),
-                          batch.x_grid, batch.y_grid)
+    with full_float32():  # α(f_θ − f_θ₀) multiplies TF32's rounding of f by α
+        record = threshold_gd(toy_network(spec).to(batch.x.device, dtype), batch.initial, batch.alphas, spec["lr"],
+                              batch.x, batch.y, logistic_loss, spec["thresholds"], spec["min_iterations"],
+                              spec["max_iterations"], log_steps(spec["max_iterations"], spec["curve_points"]),
+                              batch.x_grid, batch.y_grid)
     return {
         "seed": np.asarray(batch.seeds), "alpha": np.asarray(batch.alphas), "thresholds": record.thresholds,
         "crossing_iteration": record.crossing_iteration, "grid_losses": record.eval_losses.astype(np.float32),

@@ -38,6 +38,12 @@ def _yin_yang_outline(ax) -> None:
         ax.add_patch(Circle(centre, YIN_YANG_RADIUS, fill=False, linestyle="--", **style))
 
 
+def _pixel_extent(side: int) -> tuple[float, ...]:
+    """Pixels centred on the grid points of ``square_grid(side)``, which include the square's edges."""
+    half = 1 / (side - 1)
+    return (-1 - half, 1 + half, -1 - half, 1 + half)
+
+
 def _square(ax) -> None:
     ax.set(xlim=(-1, 1), ylim=(-1, 1), aspect="equal", xticks=[-1, 0, 1], yticks=[-1, 0, 1])
     ax.grid(False)
@@ -46,7 +52,7 @@ def _square(ax) -> None:
 def _task_panel(ax, runs: dict, picture_grid: int) -> None:
     """(a) The labels on a fine grid and the first seed's training set."""
     labels = yin_yang_labels(square_grid(picture_grid)).reshape(picture_grid, picture_grid)
-    ax.imshow(labels, origin="lower", extent=(-1, 1, -1, 1), cmap=CLASS_COLOURS, vmin=0, vmax=1,
+    ax.imshow(labels, origin="lower", extent=_pixel_extent(picture_grid), cmap=CLASS_COLOURS, vmin=0, vmax=1,
               interpolation="nearest")
     x, y = runs["x_train"][0], runs["y_train"][0]
     for label, marker, name in ((1, "o", "y = +1"), (0, "x", "y = −1")):
@@ -82,8 +88,10 @@ def _delta_panels(axes, runs: dict, maps: dict) -> plt.cm.ScalarMappable:
     limit = float(np.nanmax(np.abs(maps["delta"]))) if np.isfinite(maps["delta"]).any() else 1.0
     image = None
     for k, (ax, threshold) in enumerate(zip(axes, runs["thresholds"])):
-        image = ax.imshow(maps["delta"][k].reshape(side, side), origin="lower", extent=(-1, 1, -1, 1), cmap="RdBu_r",
-                          vmin=-limit, vmax=limit, interpolation="nearest")
+        image = ax.imshow(maps["delta"][k].reshape(side, side), origin="lower", extent=_pixel_extent(side),
+                          cmap="RdBu_r", vmin=-limit, vmax=limit, interpolation="nearest")
+        if np.isnan(maps["delta"][k]).all():
+            ax.text(0, -0.35, "no run of one regime\nreached this loss", ha="center", va="center", fontsize=8)
         _yin_yang_outline(ax)
         _square(ax)
         ax.set_title(f"({'cde'[k]}) Δloss at training loss {threshold:g}\n"
