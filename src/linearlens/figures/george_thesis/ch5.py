@@ -26,6 +26,8 @@ from ..style import apply_style, save_figure
 REGIME_COLOURS = {"nonlinear": "#4caf50", "linear": "#e5533c"}  # the thesis's green and red
 CLASS_COLOURS = ListedColormap(["#f6d7a7", "#b9d3ea"])  # label 0 (thesis −1), label 1 (+1)
 POINT_COLOURS = {1: "#1f5f99", 0: "#b3631b"}
+# The thesis's setup (text: seeds, n_train, lr; the author's final runs: iterations, thresholds; the
+# spec's default grid)
 TOY_THESIS = {"seeds": 100, "n_train": 100, "lr": 0.01, "min_iterations": 5000, "max_iterations": 25000,
               "grid": 100, "thresholds": [0.5, 0.4, 0.3]}
 
@@ -131,8 +133,8 @@ def _toy_caption(job: FigureJob, spec: dict, runs: dict, maps: dict) -> str:
             f"{_iteration(medians[0]['median_iteration'])} vs {_iteration(medians[1]['median_iteration'])}); mean "
             f"Δloss on the easy region {means['easy'][k]:+.3f}, on the disks {means['disks'][k]:+.3f}, between the "
             f"disks and x₂ = 0 {means['between'][k]:+.3f}")
-    departures = [f"{key.replace('_', ' ')} {spec[key]} (thesis {value})" for key, value in TOY_THESIS.items()
-                  if spec[key] != value]
+    departures = [f"{key.replace('_', ' ')} {_setting(spec[key])} (thesis {_setting(value)})"
+                  for key, value in TOY_THESIS.items() if spec[key] != value]
     return (f"{job.caption} Binary yin-yang task: y = +1 where x₂ ≤ 0, −1 above, flipped inside the disks of radius "
             f"{YIN_YANG_RADIUS:g} around (0.5, −0.5) and (−0.5, 0.5) (the author's toy code; not Kriener et al.'s "
             f"3-class Yin-Yang). {len(np.unique(runs['seed']))} seeds, each drawing its own {runs['x_train'].shape[1]} "
@@ -147,6 +149,10 @@ def _toy_caption(job: FigureJob, spec: dict, runs: dict, maps: dict) -> str:
             + f". Regions (claim H8): easy = the disk-free quadrants x₁x₂ > 0 at least {TOY_REGION_MARGIN:g} from every "
             f"class boundary; disks = inside the two disks. Departures from the thesis: "
             f"{', '.join(departures) or 'none'}.")
+
+
+def _setting(value) -> str:
+    return f"{value:,}" if isinstance(value, (int, float)) else str(value)
 
 
 def _iteration(value: float) -> str:
