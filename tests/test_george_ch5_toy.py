@@ -25,6 +25,16 @@ from linearlens.linearize.alpha_scaling import AlphaScaled, alpha_scaled_optimis
 from linearlens.linearize.batched_alpha_gd import threshold_gd
 from linearlens.manifests.jobs import ClaimsJob, FigureJob
 
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Tiny networks: a second thread only adds synchronisation (and waits on a shared machine)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 SMOKE_TOY = {"seeds": 2, "shards": 2, "alphas": [1, 100], "n_train": 100, "depth": 4, "width": 60, "lr": 1.0,
              "thresholds": [0.5, 0.4, 0.3], "min_iterations": 50, "max_iterations": 200, "grid": 8,
              "picture_grid": 50, "curve_points": 20}
@@ -70,15 +80,16 @@ def reference_run(network, initial, alpha, lr, x, y, x_eval, y_eval, steps):
     model = AlphaScaled(network, alpha)
     optimiser = alpha_scaled_optimiser(model, {"name": "sgd", "lr": lr})
     losses, eval_losses = [], []
-    for _ in range(steps + 1):
+    for step in range(steps + 1):  # the losses at θ_0 … θ_steps
         loss = F.binary_cross_entropy_with_logits(model(x).reshape(-1), y)
         losses.append(float(loss.detach()))
         with torch.no_grad():
             eval_losses.append(logistic_loss(model(x_eval).reshape(-1), y_eval))
-        optimiser.zero_grad()
-        loss.backward()
-        optimiser.step()
-    return np.array(losses), torch.stack(eval_losses)
+        if step < steps:
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+    return np.array(losses), torch.stack(eval_losses), dict(model.network.named_parameters())
 
 
 def test_the_batched_runs_equal_each_run_alone_with_first_crossings():
@@ -91,9 +102,11 @@ def test_the_batched_runs_equal_each_run_alone_with_first_crossings():
     crossed = 0
     for m, alpha in enumerate(batch.alphas):
         member_initial = {name: value[m] for name, value in batch.initial.items()}
-        losses, eval_losses = reference_run(toy_network(spec), member_initial, alpha, spec["lr"], batch.x[m],
-                                            batch.y[m], batch.x_grid, batch.y_grid, steps)
+        losses, eval_losses, final = reference_run(toy_network(spec), member_initial, alpha, spec["lr"], batch.x[m],
+                                                   batch.y[m], batch.x_grid, batch.y_grid, steps)
         np.testing.assert_allclose(record.train_loss[m], losses, rtol=1e-10, atol=0)
+        for name, value in final.items():
+            torch.testing.assert_close(record.parameters[name][m], value.detach(), rtol=1e-10, atol=1e-13)
         for k, threshold in enumerate(thresholds):
             below = np.flatnonzero(losses < threshold)
             first = int(below[0]) if below.size else -1
@@ -116,14 +129,18 @@ def test_runs_leave_the_batch_when_done_and_the_rest_train_on():
     assert len(set(stops.tolist())) > 1 and stops.min() >= 5  # runs stopped at different iterations, none before 5
     for m, alpha in enumerate(batch.alphas):
         member_initial = {name: value[m] for name, value in batch.initial.items()}
-        losses, _ = reference_run(toy_network(spec), member_initial, alpha, spec["lr"], batch.x[m], batch.y[m],
-                                  batch.x_grid, batch.y_grid, steps)
+        losses, _, _ = reference_run(toy_network(spec), member_initial, alpha, spec["lr"], batch.x[m], batch.y[m],
+                                     batch.x_grid, batch.y_grid, steps)
         crossing = int(np.flatnonzero(losses < 0.6)[0]) if (losses < 0.6).any() else -1
         expected_stop = max(crossing, 5) if crossing >= 0 else steps
         assert stops[m] == expected_stop
         np.testing.assert_allclose(record.train_loss[m, :expected_stop + 1], losses[:expected_stop + 1], rtol=1e-10)
         assert np.isnan(record.train_loss[m, expected_stop + 1:]).all()
         assert record.final_loss[m] == pytest.approx(losses[expected_stop], rel=1e-10)
+        *_, at_stop = reference_run(toy_network(spec), member_initial, alpha, spec["lr"], batch.x[m], batch.y[m],
+                                    batch.x_grid, batch.y_grid, expected_stop)
+        for name, value in at_stop.items():  # the parameters it left the batch with
+            torch.testing.assert_close(record.parameters[name][m], value.detach(), rtol=1e-10, atol=1e-13)
 
 
 def constructed_runs():

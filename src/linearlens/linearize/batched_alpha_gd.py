@@ -101,11 +101,7 @@ def threshold_gd(network: nn.Module, initial: dict[str, Tensor], alphas: list[fl
                 stopped[name][active[done]] = value.detach()[done]
             if done.all():
                 break
-        gradients = torch.autograd.grad(losses.sum(), list(params.values()))  # member m's only on its θ
-        with torch.no_grad():
-            rates = step_sizes[active]
-            for value, gradient in zip(params.values(), gradients):
-                value.sub_(rates.reshape(-1, *[1] * (value.dim() - 1)) * gradient)
+        _gradient_step(params, losses, step_sizes[active])
         if done.any():  # the members that are done leave the batch
             active = active[~done]
             params = {name: value.detach()[~done].requires_grad_() for name, value in params.items()}
@@ -113,6 +109,15 @@ def threshold_gd(network: nn.Module, initial: dict[str, Tensor], alphas: list[fl
     return ThresholdRecord(np.asarray(thresholds, dtype=float), crossing.cpu().numpy(), eval_losses.cpu().numpy(),
                            np.asarray(record_steps), train_loss.cpu().numpy(), stop.cpu().numpy(),
                            final.cpu().numpy(), stopped)
+
+
+def _gradient_step(params: dict[str, Tensor], losses: Tensor, rates: Tensor) -> None:
+    """θᵐ ← θᵐ − rateᵐ ∇ℓᵐ(θᵐ) for every member at once: the gradient of the summed losses is each
+    member's own gradient on its own parameters."""
+    gradients = torch.autograd.grad(losses.sum(), list(params.values()))
+    with torch.no_grad():
+        for value, gradient in zip(params.values(), gradients):
+            value.sub_(rates.reshape(-1, *[1] * (value.dim() - 1)) * gradient)
 
 
 @torch.no_grad()
