@@ -23,8 +23,9 @@ class DeepLinear(nn.Module):
 
     def end_to_end(self) -> Tensor:
         """W_L ⋯ W_1 (out × in)."""
-        product = self.layers[0].weight
-        for layer in self.layers[1:]:
+        first, *rest = self.layers  # (slicing a ModuleList builds a new one on every call)
+        product = first.weight
+        for layer in rest:
             product = layer.weight @ product
         return product
 

@@ -104,11 +104,11 @@ def deep_linear_networks(widths: list[int], init_scale: float, seeds: list[int])
 
 
 def alpha_scaled_gradient_descent(networks: list[torch.nn.Module], x: torch.Tensor, y: torch.Tensor, alpha: float,
-                                  lr: float, iterations: int) -> np.ndarray:
-    """Full-batch GD on the mean squared error of f^α = α(f_θ − f_θ₀) (θ₀ each network's start)
-    at the rate η/α², every network at once (``torch.func.vmap`` of the forward pass over their
-    stacked parameters; one backward gives every network's gradient, as their losses are summed).
-    Returns the per-example squared errors after 0 … ``iterations`` steps: (iterations + 1,
+                                  lr: float, iterations: int, keep_initial_output: bool = False) -> np.ndarray:
+    """Full-batch GD on the mean squared error of f^α = α(f_θ − f_θ₀) (θ₀ each network's start;
+    ``keep_initial_output`` adds f_θ₀ back, eq. 5.2.4) at the rate η/α², every network at once
+    (``torch.func.vmap`` of the forward pass over their stacked parameters; one backward gives every
+    network's gradient, as their losses are summed). Returns the per-example squared errors after 0 … ``iterations`` steps: (iterations + 1,
     networks, n)."""
     stacked, _ = stack_module_state(networks)
     params = [value.detach().requires_grad_() for value in stacked.values()]
@@ -123,7 +123,7 @@ def alpha_scaled_gradient_descent(networks: list[torch.nn.Module], x: torch.Tens
     rate = alpha_learning_rate(lr, alpha)
     history = torch.empty(iterations + 1, len(networks), len(y), dtype=x.dtype)
     for step in range(iterations + 1):
-        errors = (alpha_scaled(batched(*params), initial, alpha) - y) ** 2
+        errors = (alpha_scaled(batched(*params), initial, alpha, keep_initial_output) - y) ** 2
         history[step] = errors.detach()
         if step == iterations:
             break

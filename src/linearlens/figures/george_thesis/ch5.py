@@ -10,6 +10,8 @@ from ...analysis.george_thesis.ch5 import (
     ANALYTIC_EXAMPLES,
     ANALYTIC_REGIMES,
     analytic_curves,
+    crossing_times,
+    order_text,
     read_analytic,
     read_twolayer,
     twolayer_curves,
@@ -27,6 +29,13 @@ REGIME_NAMES = {"linear": "linear", "nonlinear": "non-linear"}
 EXAMPLE_TITLES = {"example_1": "Example 1: input/label correlation", "example_2": "Example 2: label noise",
                   "example_3": "Example 3: spurious correlation"}
 GROUP_COLOURS = ("#2c6fbb", "#c0392b")  # easy group (clean, majority), difficult group (noisy, minority)
+ORDER_LEVEL = 0.1  # the captions name the order in which Example 1's errors fall to this share of their start
+
+
+def _example_1_orders(curves: dict) -> str:
+    """'linear a-b-c, non-linear c-b-a': the order of Example 1's examples in each regime."""
+    return ", ".join(f"{REGIME_NAMES[regime]} {order_text(crossing_times(*curves[regime], ORDER_LEVEL))}"
+                     for regime in ANALYTIC_REGIMES)
 
 
 def _group_colours(names) -> list:
@@ -94,6 +103,8 @@ def plot_fig_5_4(job: FigureJob) -> None:
         _curves_panel(ax, curves, example["group_names"], ends, "time (arbitrary scale)", _ylabel(name),
                       EXAMPLE_TITLES[name])
     fig.tight_layout()
+    orders = _example_1_orders({regime: analytic_curves(record["example_1"], regime, dense=True)
+                                for regime in ANALYTIC_REGIMES})
     caption = (f"{job.caption} Closed forms of §5.4: non-linear regime Prop. 5.4.1, linear regime θ_λ(t) = θ*_λ + "
                "exp(−2μ_λθ⁰_λ t)(θ⁰_λ − θ*_λ): the thesis's eq. 5.4.6 prints exp(−μ_λθ⁰_λ t), without the factor 2 "
                "that the linearised gradient flow gives (and that makes Example 1's linear rate the σμ_i its text "
@@ -101,7 +112,8 @@ def plot_fig_5_4(job: FigureJob) -> None:
                f"θ⁰_λ = σ). {_examples_line(spec)} The degenerate eigenspaces of XᵀX (Examples 2, 3) get a "
                f"{spec['degenerate_basis']} basis: the non-linear dynamics depend on it (with a label-aligned basis "
                "Example 2's noise mode would be learned before the dominant one). Time axes: each regime on its own "
-               "range (bottom: linear, top: non-linear), as the thesis's 'arbitrary scale'.")
+               "range (bottom: linear, top: non-linear), as the thesis's 'arbitrary scale'. Order in which Example 1's "
+               f"squared errors fall to {ORDER_LEVEL:g} of their start: {orders}.")
     save_figure(fig, job.png_path, caption, job.data_source)
 
 
@@ -114,12 +126,16 @@ def plot_fig_C_9(job: FigureJob) -> None:
     runs = {str(run["example"]): run for run in map(read_twolayer, job.inputs["runs"])}
     apply_style()
     fig, axes = plt.subplots(1, len(runs), figsize=(16 * len(runs) / 3, 4.8), squeeze=False)
+    orders = ""
     for ax, name in zip(axes[0], (name for name in ANALYTIC_EXAMPLES if name in runs)):
         run = runs[name]
         per_init = {regime: twolayer_curves(run, regime) for regime in ANALYTIC_REGIMES}
         curves = {regime: (times, values.mean(axis=1)) for regime, (times, values) in per_init.items()}
         bands = {regime: (values.min(axis=1), values.max(axis=1)) for regime, (_, values) in per_init.items()}
         ends = {regime: float(per_init[regime][0][-1]) for regime in ANALYTIC_REGIMES}
+        if name == "example_1":
+            orders = (f" Order in which Example 1's squared errors (mean over initialisations) fall to "
+                      f"{ORDER_LEVEL:g} of their start: {_example_1_orders(curves)}.")
         _curves_panel(ax, curves, run["group_names"], ends, "GD iterations", _ylabel(name), EXAMPLE_TITLES[name],
                       bands)
     fig.tight_layout()
@@ -129,9 +145,9 @@ def plot_fig_C_9(job: FigureJob) -> None:
                f"squared error at rate {config['lr']:g}/α²: α = {alphas['nonlinear']:g} (non-linear, "
                f"{iterations['nonlinear']} iterations, dashed) and α = {alphas['linear']:g} (linear, "
                f"{iterations['linear']} iterations, solid) from the same {config['inits']} initialisations; curves: "
-               f"mean over initialisations, bands: min to max. {_examples_line(spec)} The thesis's C.9 shows "
-               "Example 1 only (its caption implies more panels); all three examples here. Iteration axes: bottom "
-               "linear, top non-linear.")
+               f"mean over initialisations, bands: min to max. {_examples_line(spec)} §C.7 names all three "
+               "examples; the author's code runs Example 1 only. Iteration axes: bottom "
+               "linear, top non-linear." + orders)
     save_figure(fig, job.png_path, caption, job.data_source)
 
 
