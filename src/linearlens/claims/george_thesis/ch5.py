@@ -38,7 +38,7 @@ class AnalyticThresholds:
     learned: float = 0.1
     halved: float = 0.5  # Ex.2: the clean group has "reached a small error" when its MSE has halved …
     noisy_still: float = 1.0  # … while the noisy group's is still at least its initial MSE
-    noisy_rise: float = 1.1  # Ex.2: the noisy group's MSE first rises, by 10% or more (the dominant mode alone: 2.25×)
+    noisy_rise: float = 1.1  # Ex.2: the noisy group's MSE first rises, by 10% or more (the dominant mode alone: (2 − 2q/n)², 2.25 at q/n = 1/4)
     minority_still: float = 0.5  # Ex.3: when the majority is learned, the minority keeps half its initial MSE or more
     vanished: float = 0.01  # eq. 5.4.8 at the smallest σ: slower modes below this share of θ*
 

@@ -108,8 +108,8 @@ def alpha_scaled_gradient_descent(networks: list[torch.nn.Module], x: torch.Tens
     """Full-batch GD on the mean squared error of f^α = α(f_θ − f_θ₀) (θ₀ each network's start;
     ``keep_initial_output`` adds f_θ₀ back, eq. 5.2.4) at the rate η/α², every network at once
     (``torch.func.vmap`` of the forward pass over their stacked parameters; one backward gives every
-    network's gradient, as their losses are summed). Returns the per-example squared errors after 0 … ``iterations`` steps: (iterations + 1,
-    networks, n)."""
+    network's gradient, as their losses are summed). Returns the per-example squared errors after
+    0 … ``iterations`` steps: (iterations + 1, networks, n)."""
     stacked, _ = stack_module_state(networks)
     params = [value.detach().requires_grad_() for value in stacked.values()]
     names, template = list(stacked), networks[0]
