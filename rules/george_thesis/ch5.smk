@@ -25,12 +25,12 @@ if SPURIOUS:
 
     SPURIOUS_SETTINGS = {family: spurious_run_settings(SPURIOUS, family) for family in SPURIOUS["families"]}
     SPURIOUS_ALPHAS = sorted(SPURIOUS["alphas"], key=float)
-    # Per family: the archive of an image-index dataset's photos and the pretrained weights, if any.
+    # Per family: the archive of an image-index dataset's photos and the prepared pretrained weights, if any.
     SPURIOUS_SOURCES = {family: DATASETS[s["dataset"]]["source"] for family, s in SPURIOUS_SETTINGS.items()}
     SPURIOUS_SIDE_INPUTS = {
         family: {
             **({"archive": str(RAW_DIR / source / IMAGE_ARCHIVES[source])} if source in IMAGE_ARCHIVES else {}),
-            **({"weights": str(raw_paths(SPURIOUS_SETTINGS[family]["pretrained"])[0])}
+            **({"weights": prepared(SPURIOUS_SETTINGS[family]["pretrained"])}
                if SPURIOUS_SETTINGS[family].get("pretrained") else {}),
         }
         for family, source in SPURIOUS_SOURCES.items()
@@ -49,9 +49,6 @@ if SPURIOUS:
         params:
             run=lambda w: canonical(SPURIOUS_SETTINGS[w.family]),
             alphas=[float(a) for a in SPURIOUS_ALPHAS],
-            # the weights' checksum, checked again where the file was placed by hand
-            weights_file=lambda w: canonical(get_source(p).record()["files"][0]) if (
-                p := SPURIOUS_SETTINGS[w.family].get("pretrained")) else None,
             device=config["device"],
             # the runs' resumable states while they train (not outputs: they survive a killed job)
             state=lambda w: f"{CH5_STATE}/spurious/{w.family}/seed{w.seed}",

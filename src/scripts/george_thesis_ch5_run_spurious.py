@@ -4,7 +4,6 @@ and losses on the balanced subsets (with and without the spurious feature) and i
 
 import json
 
-from linearlens.data.download import RemoteFile, verify
 from linearlens.experiments.george_thesis.ch5 import forget_finished, spurious_seed_runs, spurious_task
 from linearlens.train.runtime import choose_device, set_threads
 from linearlens.workflow import inputs_version, logged_job
@@ -12,9 +11,7 @@ from linearlens.workflow import inputs_version, logged_job
 with logged_job(snakemake) as log:
     set_threads(snakemake.threads)
     settings, alphas, seed = snakemake.params.run, snakemake.params.alphas, int(snakemake.wildcards.seed)
-    weights = snakemake.input.get("weights")
-    if weights:  # a file placed by hand never went through the download's check
-        log.info("weights %s: %s", weights, verify(RemoteFile(**snakemake.params.weights_file), weights))
+    weights = snakemake.input.get("weights")  # a prepared weights dataset (checksummed by its preparation)
     device = choose_device(snakemake.params.device)
     task = spurious_task(snakemake.input.data, settings, device, snakemake.input.get("archive"))
     log.info("task: %s", task.counts)

@@ -19,7 +19,7 @@ from torch import Tensor, nn
 from ...analysis.george_thesis.ch5 import BALANCED_SETS
 from ...data.prepared import load_prepared
 from ...data.spurious import balanced_cells, photo_pipeline, read_archive_images, with_spurious
-from ...data.weights import load_except_head, read_state_dict
+from ...data.weights import load_except_head
 from ...linearize.alpha_scaling import AlphaScaled, alpha_scaled_optimiser
 from ...linearize.linearity import LinearityProbe
 from ...models.zoo import build_model
@@ -220,11 +220,12 @@ def loss_thresholds(floor: float, start: float = math.log(2), factor: float = LO
 def initial_network(settings: dict, seed: int, weights=None) -> nn.Module:
     """f_θ₀ of a run: the zoo model drawn on the CPU from the seed alone (so every α of a seed starts
     from the same θ₀, on any device), its body then overwritten by the pretrained ``weights`` where
-    given (a state dict file; the last layer keeps its fresh draw, as the thesis's Waterbirds runs)."""
+    given (a prepared weights dataset, e.g. torchvision's ImageNet ResNet-18; the last layer keeps
+    its fresh draw, as the thesis's Waterbirds runs)."""
     torch.manual_seed(seed)
     network = build_model(settings["model"])
     if weights is not None:
-        load_except_head(network, read_state_dict(weights))
+        load_except_head(network, load_prepared(weights))
     return network
 
 
