@@ -16,7 +16,7 @@ import torch
 from PIL import Image
 from torch import nn
 
-from format_fixtures import write_celeba_files
+from format_fixtures import write_celeba_files, write_waterbirds_tar
 from linearlens.analysis.george_thesis.ch5 import (
     SPURIOUS_SUBSETS,
     matched_accuracy,
@@ -28,7 +28,7 @@ from linearlens.claims.george_thesis.ch5 import spurious_claims
 from linearlens.data import spurious
 from linearlens.data.download import DatasetUnavailableError, fetch
 from linearlens.data.prepare import prepare_dataset
-from linearlens.data.prepared import save_prepared
+from linearlens.data.prepared import load_prepared, save_prepared
 from linearlens.data.registry import get_source, raw_paths
 from linearlens.data.weights import load_except_head, read_state_dict
 from linearlens.experiments.george_thesis.ch5 import (
@@ -43,7 +43,6 @@ from linearlens.experiments.george_thesis.ch5 import (
     spurious_task,
 )
 from linearlens.figures.george_thesis import ch5 as figures
-from linearlens.linearize.alpha_scaling import AlphaScaled, alpha_scaled_optimiser
 from linearlens.linearize.linearity import relu_pattern
 from linearlens.manifests.jobs import ClaimsJob, FigureJob
 from linearlens.models.resnet import imagenet_resnet18
@@ -170,23 +169,6 @@ def test_pretrained_body_loads_strictly_and_the_new_head_is_fresh(tmp_path):
     assert network.fc.weight.shape == (1, 512)
     with pytest.raises(ValueError, match="do not fit"):
         load_except_head(imagenet_resnet18(1, batch_norm=False), imagenet.state_dict())
-
-
-def test_frozen_batch_norm_keeps_running_statistics_and_trains_gamma_beta():
-    torch.manual_seed(0)
-    network = imagenet_resnet18(num_classes=1)
-    model = AlphaScaled(network, alpha=1.0, frozen_batch_norm=True)
-    before = copy.deepcopy(network.state_dict())
-    optimiser = alpha_scaled_optimiser(model, {"name": "sgd", "lr": 0.1})
-    model.train()
-    nn.functional.binary_cross_entropy_with_logits(model(torch.randn(4, 3, 32, 32)).reshape(-1),
-                                                   torch.tensor([0.0, 1.0, 1.0, 0.0])).backward()
-    optimiser.step()
-    after = network.state_dict()
-    assert torch.equal(before["bn1.running_mean"], after["bn1.running_mean"])
-    assert torch.equal(before["layer2.0.downsample.1.running_var"], after["layer2.0.downsample.1.running_var"])
-    assert not torch.equal(before["bn1.weight"], after["bn1.weight"])
-    assert not torch.equal(before["layer4.1.bn2.bias"], after["layer4.1.bn2.bias"])
 
 
 # --- the datasets: group counts, which examples are "with spurious", balanced sets, photos ------------
@@ -377,6 +359,43 @@ def test_seed_runs_log_every_subset_and_resume_finished_alphas(toy_task, tmp_pat
         assert (tmp_path / f"alpha{alpha:g}_finished.pt").exists()
     again = spurious_seed_runs(toy_task, SETTINGS, [1.0, 100.0], 0, "cpu", state_dir=tmp_path)
     pd.testing.assert_frame_equal(again[100.0][0], results[100.0][0])
+
+
+def test_photo_task_trains_a_pretrained_network_with_frozen_batch_norm(tmp_path, monkeypatch):
+    """The Waterbirds path end to end on a fixture in the real formats: an index over a tarball of
+    JPEGs, photos decoded once through the crops and kept as uint8, ImageNet normalisation per batch,
+    a prepared ResNet-18 body with a fresh head, BatchNorm statistics frozen."""
+    rng = np.random.default_rng(0)
+    rows = [(y, 0, place) for y, place in [(0, 0)] * 6 + [(0, 1)] * 2 + [(1, 0)] * 2 + [(1, 1)] * 6]
+    rows += [(y, 2, place) for y in (0, 1) for place in (0, 1)]
+    names = [f"{'200.Mallard' if y else '001.Sparrow'}/bird_{i}.jpg" for i, (y, _, _) in enumerate(rows)]
+    metadata = pd.DataFrame({"img_id": range(len(rows)), "img_filename": names, "y": [r[0] for r in rows],
+                             "split": [r[1] for r in rows], "place": [r[2] for r in rows],
+                             "place_filename": ["x"] * len(rows)})
+    images = {name: rng.integers(0, 256, (3, 30, 40), dtype=np.uint8) for name in names}
+    archive = write_waterbirds_tar(tmp_path / spurious.WATERBIRDS_ARCHIVE, metadata, images)
+    monkeypatch.setattr(spurious, "WATERBIRDS_TRAIN_GROUPS", {(0, 0): 6, (0, 1): 2, (1, 0): 2, (1, 1): 6})
+    index = tmp_path / "waterbirds.npz"
+    save_prepared(spurious.load_waterbirds(tmp_path), {}, index, tmp_path / "waterbirds.json")
+    torch.manual_seed(0)
+    weights = tmp_path / "weights.npz"
+    save_prepared({k: v.numpy() for k, v in imagenet_resnet18(1000).state_dict().items()}, {}, weights,
+                  tmp_path / "weights.json")
+    settings = {**SETTINGS, "batch_size": 8, "n_train": None, "balanced_per_cell": 3, "linearity_every": None,
+                "model": {"name": "imagenet_resnet18", "num_classes": 1}, "frozen_batch_norm": True,
+                "preprocessing": [{"resize": [36, 36]}, {"center_crop": 32}], "max_epochs": 1}
+    task = spurious_task(index, settings, "cpu", archive)
+    assert task.train.x.dtype == torch.uint8 and task.train.x.shape == (16, 3, 32, 32)
+    assert task.counts["balanced_train"] == {"y0_g0": 3, "y0_g1": 2, "y1_g0": 2, "y1_g1": 3}  # capped cells
+    assert task.counts["balanced_test"] == {"y0_g0": 1, "y0_g1": 1, "y1_g0": 1, "y1_g1": 1}
+    normalised = task.inputs(task.train.x[:1])
+    assert normalised.dtype == torch.float32 and normalised.min() < 0
+    session, _ = spurious_session(task, settings, initial_network(settings, 0, weights), 1.0, 0)
+    record = session.run()
+    assert record.steps == 2 and record.frame().balanced_test_accuracy.notna().all()
+    trained, stored = session.learner.model.network, load_prepared(weights)
+    assert np.array_equal(trained.layer3[1].bn2.running_var.numpy(), stored["layer3.1.bn2.running_var"])
+    assert not np.array_equal(trained.layer3[1].bn2.weight.detach().numpy(), stored["layer3.1.bn2.weight"])
 
 
 # --- figures and claims ---------------------------------------------------------------------------
