@@ -67,6 +67,11 @@ def figure_runs(spec: dict, figure: str) -> list[dict]:
     return spurious_runs(spec, [family], [s for s in spec["seeds"] if s != spec["figure_seed"]])
 
 
+def spurious_configured(spec: dict | None, figure: str) -> bool:
+    """Whether a configuration builds the figure (Figs C.7, C.8 need seeds besides the figure's)."""
+    return spec is not None and (figure == "claims" or bool(figure_runs(spec, figure)))
+
+
 def spurious_inputs(spec: dict, figure: str) -> dict[str, list[str]]:
     """A figure's (or the claims') files: every run's log and summary, and its datasets' provenance."""
     runs = figure_runs(spec, figure) if figure != "claims" else spurious_runs(spec)
