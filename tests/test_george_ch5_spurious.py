@@ -8,17 +8,20 @@ import hashlib
 import json
 import math
 import pickle
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 import torch
+import yaml
 from PIL import Image
 from torch import nn
 
 from format_fixtures import write_celeba_files, write_waterbirds_tar
 from linearlens.analysis.george_thesis.ch5 import (
     SPURIOUS_SUBSETS,
+    check_spurious_spec,
     matched_accuracy,
     spurious_inputs,
     spurious_params,
@@ -484,3 +487,18 @@ def test_run_settings_leave_names_out_and_paths_are_per_seed():
     assert inputs["runs"][0] == "results/george_thesis/runs/ch5/spurious/celeba/seed0/alpha1.csv"
     assert "data" not in inputs and spurious_inputs(SPEC, "claims")["data"] == [
         "results/data/celeba_data.npz", "results/data/waterbirds_data.npz"]
+
+
+@pytest.mark.parametrize("name", ["config.yaml", "smoke.yaml", "paper.yaml"])
+def test_configs_name_their_datasets_and_weights(name):
+    config = yaml.safe_load((Path(__file__).parents[1] / "config" / name).read_text())
+    spec = config["george_thesis"]["ch5"]["spurious"]
+    check_spurious_spec(spec)
+    for family in spec["families"].values():
+        source = config["datasets"][family["dataset"]]["source"]
+        assert (source in spurious.IMAGE_ARCHIVES) == (family["preprocessing"] is not None)
+        if family["pretrained"]:
+            assert config["datasets"][family["pretrained"]]["source"] == "resnet18_imagenet"
+            assert family["frozen_batch_norm"]  # pretrained BatchNorm statistics stay (T-LVH-13)
+    with pytest.raises(ValueError, match="figure_seed"):
+        check_spurious_spec({**spec, "figure_seed": max(spec["seeds"]) + 1})

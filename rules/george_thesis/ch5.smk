@@ -20,9 +20,10 @@ CH5_STATE = "results/george_thesis/state/ch5"
 SPURIOUS = GEORGE_CH5.get("spurious")
 
 if SPURIOUS:
-    from linearlens.analysis.george_thesis.ch5 import SPURIOUS_RUNS, alpha_name, spurious_run_settings
+    from linearlens.analysis.george_thesis.ch5 import SPURIOUS_RUNS, alpha_name, check_spurious_spec, spurious_run_settings
     from linearlens.data.spurious import IMAGE_ARCHIVES
 
+    check_spurious_spec(SPURIOUS)
     SPURIOUS_SETTINGS = {family: spurious_run_settings(SPURIOUS, family) for family in SPURIOUS["families"]}
     SPURIOUS_ALPHAS = sorted(SPURIOUS["alphas"], key=float)
     # Per family: the archive of an image-index dataset's photos and the prepared pretrained weights, if any.

@@ -39,6 +39,13 @@ def alpha_name(alpha: float) -> str:
     return f"{float(alpha):g}"
 
 
+def check_spurious_spec(spec: dict) -> None:
+    """What the schema cannot say: Fig 5.3's seed is one of the runs' seeds."""
+    if spec["figure_seed"] not in spec["seeds"]:
+        raise ValueError(f"george_thesis.ch5.spurious.figure_seed {spec['figure_seed']} is not one of the seeds "
+                         f"{spec['seeds']}")
+
+
 def spurious_run_settings(spec: dict, family: str) -> dict:
     """What one run of ``family`` is trained with: the group's settings and the family's, its name
     for figures left out (renaming a family reruns nothing)."""
