@@ -140,7 +140,7 @@ def _photos(arrays: dict, index: dict, steps: list[dict], archive) -> dict[str, 
 class SpuriousProbe:
     """Loss and accuracy of f^α on each balanced set and each of its subsets (with and without the
     spurious feature, the four (label, group) cells): one forward pass per set. Columns
-    ``<set>_<subset>_{loss,accuracy}``, the whole set's without the subset (``balanced_test_accuracy``
+    ``<set>_<subset>_{loss,accuracy}``, the whole set's ``<set>_{loss,accuracy}`` (``balanced_test_accuracy``
     is the figure's test accuracy, as in the author's code)."""
 
     def __init__(self, model: nn.Module, sets: dict[str, Examples], inputs, batch_size: int = 250):
