@@ -47,7 +47,7 @@ def prepare_dataset(spec: dict, source: Source) -> tuple[dict[str, np.ndarray], 
     arrays, record = load_source(source, spec.get("source_options", {}))
     steps: list[dict] = []
     seed = int(spec.get("seed", 0))
-    if source.kind in ("scores", "image_index"):  # no pixels here to transform
+    if source.kind in ("scores", "image_index", "weights"):  # no pixels here to transform
         return arrays, _finish(record, spec, steps, arrays)
 
     # train_index / test_index always point into the source (its own split, or its x and y).

