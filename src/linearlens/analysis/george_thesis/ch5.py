@@ -45,8 +45,28 @@ def _run(experiment: str, architecture: str, seed: int, alpha: float, lr: float,
             "setting": setting_name(alpha, lr)}
 
 
+def check_difficulty_spec(spec: dict) -> None:
+    """The figures' picks name configured runs: the main and other architectures exist, the seeds
+    of Figs 5.2 and C.2 are the main architecture's, and α = 1 is a regime (the sweep's reference)."""
+    architectures = spec["architectures"]
+    main = spec["main"]
+    problems = [f"{name} is no configured architecture" for name in (main["architecture"], spec["other_architecture"])
+                if name not in architectures]
+    if not problems:
+        seeds = set(architectures[main["architecture"]]["seeds"])
+        problems += [f"seed {seed} is not among {main['architecture']}'s seeds {sorted(seeds)}"
+                     for seed in [main["seed"], *spec["other_seeds"]] if seed not in seeds]
+    if not _has_regime(spec, SWEEP_ALPHA):
+        problems.append("the regimes need α = 1 (the non-linear reference of every figure)")
+    if len({regime["alpha"] for regime in spec["regimes"]}) != len(spec["regimes"]):
+        problems.append("two regimes share an α")
+    if problems:
+        raise ValueError("george_thesis.ch5.difficulty: " + "; ".join(problems))
+
+
 def difficulty_runs(spec: dict) -> list[dict]:
     """Every run of the group, once, in a fixed order (architectures by name, seeds ascending)."""
+    check_difficulty_spec(spec)
     base_lr = spec["optimiser"]["lr"]
     runs = [_run(experiment, architecture, seed, regime["alpha"], base_lr, regime["epochs"], regime["stop_loss"], False)
             for architecture, names in sorted(spec["architectures"].items())

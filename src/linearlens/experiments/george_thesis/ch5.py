@@ -174,7 +174,9 @@ def difficulty_run(data_npz, cscores_npz, init_path, run: dict, seed: int, cap_s
                "ended": record.ended, "seconds": record.seconds, "steps_per_epoch": batches.steps_per_epoch,
                "n_train": len(task.y_train), "thresholds": len(thresholds), "log_points": len(frame),
                "parameters": sum(p.numel() for p in model.network.parameters()),
-               "initial_parameters_digest": _parameters_digest(model.initial), **task.facts}
+               "initial_parameters_digest": _parameters_digest(model.initial),
+               "batch_order_digest": _digest(torch.cat([batches(step) for step in range(1, batches.steps_per_epoch + 1)])
+                                             .numpy()), **task.facts}
     return frame, summary
 
 

@@ -70,11 +70,11 @@ class DifficultyRuns:
         runs = self.of(experiment, architecture, seed, lr=self.spec["optimiser"]["lr"])
         return sorted(runs, key=lambda item: item[0]["alpha"])
 
-    def capped_note(self) -> str:
-        capped = [f"{run['experiment']} α = {run['alpha']:g}, lr {run['lr']:g}, seed {run['seed']}: "
+    def runs_note(self) -> str:
+        lengths = [f"{run['experiment']} α = {run['alpha']:g}, lr {run['lr']:g}, seed {run['seed']}: "
                   f"{self.summaries[run_key(run)]['steps']} steps ({self.summaries[run_key(run)]['ended']})"
                   for run in self.runs]
-        return "Runs: " + "; ".join(capped) + "."
+        return "Runs: " + "; ".join(lengths) + "."
 
 
 def _alpha_style(run: dict) -> str:
@@ -90,11 +90,6 @@ def _progress_axis(ax, experiment: str, label: bool = True) -> None:
         ax.invert_xaxis()
     if label:
         ax.set_xlabel(PROGRESS_LABELS[experiment])
-
-
-def _regime_legend(ax, pair, **kwargs) -> None:
-    handles = [Line2D([], [], color="black", linestyle=_alpha_style(run), label=_alpha_label(run)) for run, _ in pair]
-    ax.legend(handles=handles, **kwargs)
 
 
 def _decile_panel(ax, pair, metric: str = "loss", deciles=SHOWN_DECILES) -> None:
@@ -183,7 +178,7 @@ def plot_fig_5_2(job: FigureJob) -> None:
     _four_panels([axes[0, 0], axes[1, 0], axes[0, 1], axes[1, 1]], runs, main["architecture"], main["seed"])
     fig.tight_layout()
     caption = (f"{job.caption} Fig 5.2: {_setup(runs.spec, main['architecture'])} Deciles shown: the author's code's "
-               f"four of the ten. {runs.capped_note()}")
+               f"four of the ten. {runs.runs_note()}")
     save_figure(fig, job.png_path, caption, _data_source(job, runs.spec, cscores=True))
 
 
@@ -221,7 +216,7 @@ def _one_experiment(job: FigureJob, experiment: str, label: str) -> None:
     _linearity_panel(axes[1], pair, experiment)
     axes[0].set_title(network_name(runs.spec, run["architecture"]), fontsize=9)
     fig.tight_layout()
-    caption = f"{job.caption} {label}: {_setup(runs.spec, run['architecture'])} {runs.capped_note()}"
+    caption = f"{job.caption} {label}: {_setup(runs.spec, run['architecture'])} {runs.runs_note()}"
     save_figure(fig, job.png_path, caption, _data_source(job, runs.spec, cscores=experiment == "cscore"))
 
 
@@ -250,7 +245,7 @@ def plot_fig_C_1(job: FigureJob) -> None:
     fig.tight_layout()
     caption = (f"{job.caption} Fig C.1: {_setup(runs.spec, runs.spec['main']['architecture'])} The α = 1 runs at the "
                f"smaller rates are capped at the α = {max(r['alpha'] for r in runs.spec['regimes']):g} run's "
-               f"iterations (the smallest ones never reach low loss: what they reach is drawn). {runs.capped_note()}")
+               f"iterations (the smallest ones never reach low loss: what they reach is drawn). {runs.runs_note()}")
     save_figure(fig, job.png_path, caption, job.data_source)
 
 
@@ -290,7 +285,7 @@ def plot_fig_C_6(job: FigureJob) -> None:
     _noisy_panel(axes[0], runs.pair("noisy", main["architecture"], main["seed"]), metric="accuracy")
     _decile_panel(axes[1], runs.pair("cscore", main["architecture"], main["seed"]), metric="accuracy")
     fig.tight_layout()
-    caption = f"{job.caption} Fig C.6: {_setup(runs.spec, main['architecture'])} {runs.capped_note()}"
+    caption = f"{job.caption} Fig C.6: {_setup(runs.spec, main['architecture'])} {runs.runs_note()}"
     save_figure(fig, job.png_path, caption, _data_source(job, runs.spec, cscores=True))
 
 
