@@ -8,6 +8,35 @@ CH5_STATE = "results/george_thesis/state/ch5"
 
 # --- Fig 5.1: the yin-yang toy, α = 1 vs α = 100, Δloss maps at loss thresholds ---
 
+if GEORGE_CH5.get("toy"):
+    from linearlens.analysis.george_thesis.ch5 import TOY_RUNS, toy_run_spec
+
+    GEORGE_CH5_TOY = GEORGE_CH5["toy"]
+
+    rule george_thesis_ch5_run_toy:
+        # one job per block of seeds (``shards``), every seed at every α in one batch; the
+        # training sets are drawn inside the run from each seed (the yin_yang generator)
+        input:
+            code=script_code("george_thesis_ch5_run_toy.py"),
+        output:
+            f"{TOY_RUNS}/shard{{shard}}.npz",
+        params:
+            spec=canonical(toy_run_spec(GEORGE_CH5_TOY)),
+            device=config["device"],
+        log:
+            "results/logs/george_thesis/ch5/toy/shard{shard}.log",
+        benchmark:
+            "results/benchmarks/rules/george_thesis/ch5/toy/shard{shard}.tsv"
+        wildcard_constraints:
+            shard=alternatives(range(GEORGE_CH5_TOY["shards"])),
+        threads: threads_for("train")
+        resources:
+            **gpu_resources(),
+        conda:
+            "../../envs/torch.yaml"
+        script:
+            "../../src/scripts/george_thesis_ch5_run_toy.py"
+
 
 # --- Figs 5.4, C.9: the quadratic model in closed form, and a 2-layer linear MLP on its datasets ---
 
@@ -119,3 +148,12 @@ if DIFFICULTY:
 
 
 # --- Figs 5.3, C.7, C.8: spurious correlations ---
+
+
+rule george_thesis_ch5:
+    # The chapter's target: every figure of chapter 5 and appendix C this config builds, and the
+    # thesis's claims file (which checks them).
+    input:
+        [entry.path("george_thesis") for entry in built_entries("george_thesis")
+         if entry.id.split("_")[1] in ("5", "C")],
+        [CLAIMS["george_thesis"]] if CLAIMS["george_thesis"] else [],

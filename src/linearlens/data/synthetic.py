@@ -70,15 +70,56 @@ def disk(n_train: int = 500, grid: int = 50, seed: int = 0) -> dict[str, np.ndar
     test point r·grid + c sits at row r, column c of an image with y rising upwards), so any
     function on them reshapes to a grid × grid image."""
     x_train = np.random.default_rng(seed).uniform(-1.0, 1.0, size=(n_train, 2))
-    side = np.linspace(-1.0, 1.0, grid)
-    rows, columns = np.meshgrid(side, side, indexing="ij")
-    x_test = np.column_stack([columns.ravel(), rows.ravel()])
+    x_test = square_grid(grid)
     return {"x_train": x_train, "y_train": disk_labels(x_train), "x_test": x_test, "y_test": disk_labels(x_test)}
 
 
 def disk_labels(x: np.ndarray) -> np.ndarray:
     """1 inside the centred disk of radius sqrt(2/π), 0 outside (the thesis's ±1 as {1, 0})."""
     return (np.linalg.norm(x, axis=1) <= DISK_RADIUS).astype(np.int64)
+
+
+# The binary yin-yang of George's thesis (Fig 5.1; the author's toy code, trap T-LVH-10; not Kriener
+# et al.'s 3-class Yin-Yang): the half-plane x₂ ≤ 0 is class 1, with the label flipped inside two
+# small disks, one in each half. Every geometric reading of the task (labels, the figure's
+# outlines, the claims' regions) uses these constants.
+YIN_YANG_CENTRES = ((0.5, -0.5), (-0.5, 0.5))
+YIN_YANG_RADIUS = 0.3
+
+
+def yin_yang(n_train: int = 100, grid: int = 100, seed: int = 0) -> dict[str, np.ndarray]:
+    """The binary yin-yang task: x ~ U[-1, 1]², label 1 (the thesis's +1) if x₂ ≤ 0 and 0 (−1)
+    otherwise, flipped inside the disks of radius 0.3 around (0.5, −0.5) and (−0.5, 0.5). The
+    classes are balanced in expectation (each disk moves the same area each way). Test inputs:
+    the grid × grid points of [-1, 1]² in the row-major layout of ``disk``."""
+    x_train = np.random.default_rng(seed).uniform(-1.0, 1.0, size=(n_train, 2))
+    x_test = square_grid(grid)
+    return {"x_train": x_train, "y_train": yin_yang_labels(x_train), "x_test": x_test,
+            "y_test": yin_yang_labels(x_test)}
+
+
+def yin_yang_labels(x: np.ndarray) -> np.ndarray:
+    """1 where x₂ ≤ 0, 0 above, the other way round inside either disk."""
+    lower = x[:, 1] <= 0
+    return (lower ^ inside_yin_yang_disks(x)).astype(np.int64)
+
+
+def inside_yin_yang_disks(x: np.ndarray) -> np.ndarray:
+    return np.min(yin_yang_disk_distances(x), axis=1) <= YIN_YANG_RADIUS
+
+
+def yin_yang_disk_distances(x: np.ndarray) -> np.ndarray:
+    """(n, 2): each point's distance to the centre of each disk."""
+    return np.linalg.norm(x[:, None, :] - np.asarray(YIN_YANG_CENTRES)[None], axis=2)
+
+
+def square_grid(side: int) -> np.ndarray:
+    """The side × side points of [-1, 1]², row-major: point r·side + c at row r (x₂ = s[r]),
+    column c (x₁ = s[c]), with s = linspace(-1, 1, side), so a function on them reshapes to an
+    image with x₂ rising upwards."""
+    values = np.linspace(-1.0, 1.0, side)
+    rows, columns = np.meshgrid(values, values, indexing="ij")
+    return np.column_stack([columns.ravel(), rows.ravel()])
 
 
 GENERATORS = {
@@ -93,5 +134,8 @@ GENERATORS = {
                   "tabular", quintic_regression, {"n_train": 20, "n_test": 1000, "low": -4.0, "high": 4.0}),
         Generator("disk", "the 2-D Disk task of George's thesis (App. B.3.1), x ~ U[-1,1]², label 1 "
                   "inside radius sqrt(2/π), test inputs a square grid", "tabular", disk, {"n_train": 500, "grid": 50, "seed": 0}),
+        Generator("yin_yang", "the binary yin-yang of George's thesis (Fig 5.1): x ~ U[-1,1]², label 1 iff "
+                  "x₂ ≤ 0, flipped inside two disks of radius 0.3, test inputs a square grid", "tabular", yin_yang,
+                  {"n_train": 100, "grid": 100, "seed": 0}),
     )
 }

@@ -8,6 +8,7 @@ chapter 6, C with chapter 5.
 
 import re
 
+from ..analysis.george_thesis.ch5 import toy_run_paths
 from ..analysis.george_thesis.ch6 import complexity_measures_paths, ordered_panels
 from ..experiments.settings import family_runs
 from .entries import NOT_BUILT, ClaimSet, Entry
@@ -21,6 +22,44 @@ DRAWINGS = "linearlens.figures.george_thesis"
 CURVATURE = "issue 26 (Fisher representations, KFAC/EKFAC)"
 EKFAC_TRAINING = "issue 27 (training with KFAC/EKFAC)"
 LAZY_VS_HASTY = "issue 24 (lazy vs hasty)"
+
+
+# --- Chapter 5: the runs of each figure group --------------------------------------------------
+
+FIGURES_CH5 = "linearlens.figures.george_thesis.ch5"
+CLAIMS_CH5 = "linearlens.claims.george_thesis.ch5"
+
+
+def ch5_group(config: dict, group: str) -> dict | None:
+    """The ``george_thesis: ch5: <group>`` config, None when the group is not configured."""
+    return (config.get("ch5") or {}).get(group)
+
+
+def _ch5_configured(group: str):
+    return lambda config: ch5_group(config, group) is not None
+
+
+def ch5_figure(figure_id: str, title: str, section: str, group: str, inputs_of, caption: str = "",
+               data_source: str = "") -> Entry:
+    """A figure of a chapter-5 group: its plot reads the group's files (``inputs_of(spec)``) and
+    takes the group's config as its params."""
+    return Entry(figure_id, title, section, plot=f"{FIGURES_CH5}:plot_{figure_id}", caption=caption,
+                 inputs=lambda config: inputs_of(ch5_group(config, group)),
+                 params=lambda config: ch5_group(config, group), configured=_ch5_configured(group),
+                 data_source=data_source)
+
+
+def ch5_claims(function: str, group: str, inputs_of) -> ClaimSet:
+    return ClaimSet(f"{CLAIMS_CH5}:{function}", lambda config: inputs_of(ch5_group(config, group)),
+                    params=lambda config: {"thresholds": config["claim_thresholds"], "spec": ch5_group(config, group)},
+                    configured=_ch5_configured(group))
+
+
+def toy_inputs(spec: dict) -> dict[str, list[str]]:
+    return {"runs": toy_run_paths(spec)}
+
+
+TOY_DATA = "synthetic binary yin-yang (the thesis's toy task; each seed's 100 training points drawn by the run)"
 
 
 # --- Chapter 6: the runs of each figure group ---------------------------------------------------
@@ -238,8 +277,8 @@ ENTRIES = [
     data_figure("fig_4_6", "ResNet34 without BatchNorm on CIFAR-10: EKFAC-ra, KFAC, SGD+BN; loss per epoch and "
                 "per second, validation error", "Chapter 4", EKFAC_TRAINING),
     # Chapter 5: lazy vs hasty (appendix C below)
-    data_figure("fig_5_1", "Yin-yang toy: training loss of 100 non-linear and linearised runs, and Δloss maps at "
-                "three loss thresholds", "Chapter 5", LAZY_VS_HASTY),
+    ch5_figure("fig_5_1", "Yin-yang toy: training loss of non-linear and linearised runs, and Δloss maps at "
+               "three loss thresholds", "Chapter 5", "toy", toy_inputs, data_source=TOY_DATA),
     data_figure("fig_5_2", "ResNet18 on CIFAR-10, α = 1 vs α = 100: loss per C-score group, clean vs "
                 "noisy-label loss, linearity metrics", "Chapter 5", LAZY_VS_HASTY),
     data_figure("fig_5_3", "Spurious correlations on CelebA and Waterbirds: accuracy with and without the "
@@ -318,6 +357,7 @@ def _claim_params(group: str, runs_of):
 
 
 CLAIM_SETS = [
+    ch5_claims("toy_claims", "toy", toy_inputs),
     ClaimSet(f"{CLAIMS_CH6}:alignment_claims", _kernel_inputs("alignment", _both_spectra, ALIGNMENT_FILES),
              params=_claim_params("alignment", _both_spectra), configured=_configured("alignment")),
     ClaimSet(f"{CLAIMS_CH6}:easy_difficult_claims",
