@@ -20,7 +20,9 @@ from linearlens.analysis.george_thesis.ch5 import (
     difficulty_claim_inputs,
     difficulty_figure_inputs,
     difficulty_runs,
+    later_onset,
     matched_difference,
+    memorisation_onset,
     progress_curve,
     run_settings,
     turning_point,
@@ -297,6 +299,15 @@ def test_the_turning_point_is_the_noisy_loss_peak_along_progress():
     assert turn.noisy_loss == pytest.approx(noisy.max())
     rising = turning_point(pd.DataFrame({"clean_loss": clean, "noisy_loss": 2.3 + (2.3 - clean)}))
     assert not rising.turned and np.isnan(rising.clean_loss)
+
+
+def test_memorisation_onset_and_which_run_memorises_later():
+    frame = pd.DataFrame({"clean_loss": [2.3, 1.5, 1.0, 0.5, 0.2], "noisy_accuracy": [0.1, 0.02, 0.05, 0.12, 0.4]})
+    assert memorisation_onset(frame, 0.1) == (0.5, 0.2)  # the start (a random guess) does not count twice
+    assert later_onset((0.5, 0.2), (1.0, 0.3)) is True
+    assert later_onset((np.nan, 0.4), (1.0, 0.3)) is True  # went past the other's onset, still not memorising
+    assert later_onset((0.5, 0.2), (np.nan, 0.4)) is False
+    assert later_onset((0.5, 0.2), (np.nan, 0.6)) is None  # the other stopped before 0.5: undecided
 
 
 def test_the_figures_and_claims_read_the_runs_of_the_smoke_config():

@@ -429,6 +429,30 @@ def turning_point(frame: pd.DataFrame, decline: float = 0.05) -> TurningPoint:
     return TurningPoint(float(x[peak]) if turned else float("nan"), float(noisy[peak]), final, bool(turned))
 
 
+def memorisation_onset(frame: pd.DataFrame, share: float) -> tuple[float, float]:
+    """The clean loss at which a share ``share`` of the noisy examples is fitted to its wrong label
+    (Fig C.6 left; NaN if never), counted after the first phase's low (a network that starts as the
+    zero function 'fits' the noisy labels of class 0), and the progress the run reached."""
+    x, fitted = progress_curve(frame, "noisy", "noisy_accuracy")
+    low = int(np.argmin(fitted))
+    reached = low + np.flatnonzero(fitted[low:] >= share)
+    return (float(x[reached[0]]) if len(reached) else float("nan")), float(x[-1])
+
+
+def later_onset(one: tuple[float, float], other: tuple[float, float]) -> bool | None:
+    """Whether run one starts memorising later (at a lower clean loss) than run other, from their
+    ``memorisation_onset``; None when undecided (one has not memorised and stopped before the
+    other's onset)."""
+    (onset_one, end_one), (onset_other, end_other) = one, other
+    if not np.isnan(onset_one) and not np.isnan(onset_other):
+        return onset_one < onset_other
+    if np.isnan(onset_one) and not np.isnan(onset_other) and end_one <= onset_other:
+        return True  # one went past the other's onset without memorising
+    if np.isnan(onset_other) and not np.isnan(onset_one) and end_other <= onset_one:
+        return False
+    return None
+
+
 def best_test_loss(frame: pd.DataFrame) -> float:
     """The lowest test loss a run reached (its 'sweet spot', Fig 5.2 bottom left)."""
     column = "test_loss" if "test_loss" in frame else None

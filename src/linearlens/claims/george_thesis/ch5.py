@@ -20,8 +20,10 @@ from ...analysis.george_thesis.ch5 import (
     decile_gap,
     delta_loss_maps,
     group_columns,
+    later_onset,
     linearity_rows,
     matched_difference,
+    memorisation_onset,
     progress_curve,
     read_runs,
     read_toy_runs,
@@ -122,15 +124,16 @@ class DifficultyThresholds:
     gap_share: float  # H10: share of the progress points where the decile gap is larger for α = 1, at least
     turning_points: tuple[float, float] | None  # H11: clean loss at the turning point, α = 1 and largest α
     turning_tolerance: float | None  # H11: ± around those values
+    memorised_share: float  # H11 (Fig C.6): share of noisy examples fitted that marks memorisation
     lr_agreement: float  # H12: max |Δ accuracy| between rates at equal clean loss in the first phase, at most
     min_progress: float  # H12: a sweep run is compared when its clean loss fell this share of the way to 0
 
 
 DIFFICULTY_THRESHOLDS = {
     "quick": DifficultyThresholds(lazy_linearity=0.9, gap_share=1.0, turning_points=None, turning_tolerance=None,
-                                  lr_agreement=0.1, min_progress=0.25),
+                                  memorised_share=0.1, lr_agreement=0.1, min_progress=0.25),
     "paper": DifficultyThresholds(lazy_linearity=0.95, gap_share=1.0, turning_points=(1.25, 1.5),
-                                  turning_tolerance=0.15, lr_agreement=0.05, min_progress=0.25),
+                                  turning_tolerance=0.15, memorised_share=0.1, lr_agreement=0.05, min_progress=0.25),
 }
 GAP_POINTS = 5  # progress points of H10, evenly inside the progress both runs cover
 
@@ -257,6 +260,16 @@ def _noisy_checks(runs: _Runs, limits: DifficultyThresholds) -> list[ClaimCheck]
             "clean loss at the noisy examples' highest loss (the turning point) lower for α = 1 than for "
             f"α = {runs.lazy_alpha:g}{expected}; not evaluated when a run ends before its turning point",
             measured, None if passed is None else bool(passed)))
+        onsets = [memorisation_onset(frame, limits.memorised_share) for frame in (one, lazy)]
+        later = later_onset(*onsets)
+        checks.append(ClaimCheck(
+            "H11", "fig_C_6" if figure == "fig_5_2" else figure, f"noisy labels ({where}): the non-linear run starts "
+            "memorising the noisy examples later (accuracy on their wrong labels)",
+            f"clean loss at which {limits.memorised_share:.0%} of the noisy examples are fitted to their wrong label "
+            f"lower for α = 1 than for α = {runs.lazy_alpha:g}; undecided when a run stops short of the other's onset",
+            "; ".join(f"α = {alpha:g}: " + (f"clean loss {onset:.3f}" if not np.isnan(onset) else
+                                             f"not reached by clean loss {end:.3f}")
+                      for alpha, (onset, end) in zip((SWEEP_ALPHA, runs.lazy_alpha), onsets)), later))
         best_one, best_lazy = best_test_loss(one), best_test_loss(lazy)
         checks.append(ClaimCheck(
             "H11", figure, f"noisy labels ({where}): the non-linear regime reaches a lower best test loss",
