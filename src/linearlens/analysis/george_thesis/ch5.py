@@ -309,11 +309,6 @@ def difficulty_figure_inputs(spec: dict, figure: str) -> dict[str, list[str]]:
     return difficulty_inputs(spec, difficulty_figure_runs(spec, figure))
 
 
-def difficulty_figure_params(spec: dict, figure: str) -> dict:
-    """A figure's params: its runs (in the order of its inputs) and the group's config."""
-    return {"runs": difficulty_figure_runs(spec, figure), "spec": spec}
-
-
 def difficulty_claim_runs(spec: dict) -> list[dict]:
     """Every run the claims read: Fig 5.2's, the sweep, the other seeds and the other architecture."""
     runs = []
@@ -324,10 +319,6 @@ def difficulty_claim_runs(spec: dict) -> list[dict]:
 
 def difficulty_claim_inputs(spec: dict) -> dict[str, list[str]]:
     return difficulty_inputs(spec, difficulty_claim_runs(spec))
-
-
-def difficulty_claim_params(spec: dict, thresholds: str) -> dict:
-    return {"runs": difficulty_claim_runs(spec), "spec": spec, "thresholds": thresholds}
 
 
 def cscore_label(spec: dict) -> str:

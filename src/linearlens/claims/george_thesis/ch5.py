@@ -19,6 +19,7 @@ from ...analysis.george_thesis.ch5 import (
     crossing_summary,
     decile_gap,
     delta_loss_maps,
+    difficulty_claim_runs,
     group_columns,
     later_onset,
     linearity_rows,
@@ -140,12 +141,14 @@ GAP_POINTS = 5  # progress points of H10, evenly inside the progress both runs c
 
 @dataclass
 class _Runs:
-    """The claims' runs and logs, by experiment, architecture, seed, α and rate."""
+    """The claims' runs (``job.params["spec"]``: the group's config) and logs, by experiment,
+    architecture, seed, α and rate."""
 
     job: ClaimsJob
 
     def __post_init__(self):
-        self.runs, self.spec = self.job.params["runs"], self.job.params["spec"]
+        self.spec = self.job.params["spec"]
+        self.runs = difficulty_claim_runs(self.spec)
         self.frames = read_runs(self.job.inputs["runs"], self.runs)
         self.base_lr = self.spec["optimiser"]["lr"]
         self.lazy_alpha = max(regime["alpha"] for regime in self.spec["regimes"])

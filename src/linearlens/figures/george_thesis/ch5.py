@@ -20,6 +20,7 @@ from ...analysis.george_thesis.ch5 import (
     crossing_summary,
     cscore_label,
     delta_loss_maps,
+    difficulty_figure_runs,
     group_columns,
     matched_difference,
     network_name,
@@ -194,13 +195,14 @@ PROGRESS_LABELS = {"cscore": "mean training loss", "noisy": "clean examples' tra
 
 @dataclass
 class DifficultyRuns:
-    """A figure's runs and their logs, looked up by experiment, architecture, α, rate and seed."""
+    """A figure's runs (``job.params``: the group's config) and their logs, looked up by
+    experiment, architecture, α, rate and seed."""
 
     job: FigureJob
 
     def __post_init__(self):
-        self.runs = self.job.params["runs"]
-        self.spec = self.job.params["spec"]
+        self.spec = self.job.params
+        self.runs = difficulty_figure_runs(self.spec, self.job.figure)
         self.frames = read_runs(self.job.inputs["runs"], self.runs)
         self.summaries = read_summaries(self.job.inputs["summaries"], self.runs)
 
