@@ -40,6 +40,53 @@ if GEORGE_CH5.get("toy"):
 
 # --- Figs 5.4, C.9: the quadratic model in closed form, and a 2-layer linear MLP on its datasets ---
 
+ANALYTIC = GEORGE_CH5.get("analytic")
+
+if ANALYTIC:
+    from linearlens.analysis.george_thesis.ch5 import (
+        closed_form_spec,
+        closed_forms_path,
+        twolayer_path,
+        twolayer_spec,
+    )
+
+    rule george_thesis_ch5_run_analytic:
+        input:
+            code=script_code("george_thesis_ch5_run_analytic.py"),
+        output:
+            closed_forms_path(),
+        params:
+            spec=canonical(closed_form_spec(ANALYTIC)),
+        log:
+            "results/logs/george_thesis/ch5/analytic/closed_forms.log",
+        benchmark:
+            "results/benchmarks/rules/george_thesis/ch5/analytic/closed_forms.tsv"
+        threads: 1
+        conda:
+            "../../envs/torch.yaml"
+        script:
+            "../../src/scripts/george_thesis_ch5_run_analytic.py"
+
+    rule george_thesis_ch5_run_twolayer:
+        input:
+            code=script_code("george_thesis_ch5_run_twolayer.py"),
+        output:
+            twolayer_path("{example}"),
+        params:
+            spec=lambda w: canonical(twolayer_spec(ANALYTIC, w.example)),
+        log:
+            "results/logs/george_thesis/ch5/analytic/twolayer_{example}.log",
+        benchmark:
+            "results/benchmarks/rules/george_thesis/ch5/analytic/twolayer_{example}.tsv"
+        wildcard_constraints:
+            example=alternatives(ANALYTIC["examples"]),
+        # tiny matrices (at most 200 × 200): one thread; a second only waits on the first
+        threads: 1
+        conda:
+            "../../envs/torch.yaml"
+        script:
+            "../../src/scripts/george_thesis_ch5_run_twolayer.py"
+
 
 # --- Figs 5.2, C.1-C.6: α-scaled runs on C-score groups and noisy labels, linearity metrics ---
 

@@ -125,6 +125,91 @@ def crossing_summary(runs: dict[str, np.ndarray]) -> pd.DataFrame:
 
 # --- Figs 5.4, C.9: the quadratic model in closed form, and a 2-layer linear MLP on its datasets ---
 
+ANALYTIC_EXAMPLES = ("example_1", "example_2", "example_3")
+ANALYTIC_REGIMES = ("linear", "nonlinear")
+ANALYTIC_RUNS = "results/george_thesis/runs/ch5/analytic"
+FIGURE_WINDOWS = ("t_linear", "t_nonlinear")  # display only: the simulation does not depend on them
+
+
+def closed_forms_path() -> str:
+    return f"{ANALYTIC_RUNS}/closed_forms.npz"
+
+
+def twolayer_path(example: str) -> str:
+    return f"{ANALYTIC_RUNS}/twolayer/{example}.npz"
+
+
+def twolayer_paths(spec: dict) -> list[str]:
+    """Fig C.9's runs, one per example, in the thesis's order."""
+    return [twolayer_path(example) for example in ANALYTIC_EXAMPLES if example in spec["examples"]]
+
+
+def closed_form_spec(spec: dict) -> dict:
+    """What the closed forms depend on: the ``analytic`` config without the C.9 simulation."""
+    return {key: value for key, value in spec.items() if key != "twolayer"}
+
+
+def twolayer_spec(spec: dict, example: str) -> dict:
+    """What one C.9 run depends on: its example's data, the seed and the simulation settings."""
+    data = {key: value for key, value in spec["examples"][example].items() if key not in FIGURE_WINDOWS}
+    return {"seed": spec["seed"], "examples": {example: data}, "twolayer": spec["twolayer"]}
+
+
+def read_analytic(path: str) -> dict[str, dict[str, np.ndarray]]:
+    """The analytic run's record, split by its key prefix: {example or "sequentialisation": {name: array}}."""
+    with np.load(path) as archive:
+        record: dict[str, dict[str, np.ndarray]] = {}
+        for key in archive.files:
+            part, _, name = key.partition("/")
+            record.setdefault(part, {})[name] = archive[key]
+    return record
+
+
+def read_twolayer(path: str) -> dict[str, np.ndarray]:
+    with np.load(path) as archive:
+        return {key: archive[key] for key in archive.files}
+
+
+def group_curves(errors: np.ndarray, group: np.ndarray) -> np.ndarray:
+    """Per-group mean squared error from per-example squared errors (..., n) -> (..., groups)."""
+    return np.stack([errors[..., group == g].mean(axis=-1) for g in range(int(group.max()) + 1)], axis=-1)
+
+
+def crossing_time(times: np.ndarray, curve: np.ndarray, fraction: float) -> float:
+    """The first time ``curve`` falls to ``fraction`` × its initial value (linear interpolation
+    between samples); NaN if it never does."""
+    level = fraction * curve[0]
+    below = np.flatnonzero(curve <= level)
+    if below.size == 0:
+        return float("nan")
+    k = below[0]
+    if k == 0:
+        return float(times[0])
+    t0, t1, c0, c1 = times[k - 1], times[k], curve[k - 1], curve[k]
+    return float(t0 + (c0 - level) / (c0 - c1) * (t1 - t0))
+
+
+def crossing_times(times: np.ndarray, curves: np.ndarray, fraction: float) -> np.ndarray:
+    """``crossing_time`` of each column of ``curves`` (T, k)."""
+    return np.array([crossing_time(times, curves[:, j], fraction) for j in range(curves.shape[1])])
+
+
+def value_at(times: np.ndarray, curve: np.ndarray, time: float) -> float:
+    """``curve`` at ``time`` (linear interpolation); NaN for a NaN time."""
+    return float("nan") if np.isnan(time) else float(np.interp(time, times, curve))
+
+
+def learning_order(finish: np.ndarray) -> list[int] | None:
+    """Indices in the order their times come (1-based), None when a time is missing or tied."""
+    if np.isnan(finish).any() or np.unique(finish).size < finish.size:
+        return None
+    return [int(i) + 1 for i in np.argsort(finish)]
+
+
+def twolayer_time(errors: np.ndarray) -> np.ndarray:
+    """The GD iterations 0 … T of a two-layer run's error record (T + 1, inits, n)."""
+    return np.arange(errors.shape[0], dtype=float)
+
 
 # --- Figs 5.2, C.1-C.6: α-scaled runs on C-score groups and noisy labels, linearity metrics ---
 
@@ -460,3 +545,44 @@ def linearity_rows(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 # --- Figs 5.3, C.7, C.8: spurious correlations ---
+
+
+def analytic_curves(example: dict[str, np.ndarray], regime: str, dense: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """(times, per-group MSE (T, groups)) of one example and regime of the closed forms, on the
+    figure's window or (``dense``) on the claims' log grid. Example 1's groups are its examples."""
+    suffix = "_dense" if dense else ""
+    return example[f"{regime}{suffix}_times"], group_curves(example[f"{regime}{suffix}_errors"], example["group"])
+
+
+def twolayer_curves(run: dict[str, np.ndarray], regime: str) -> tuple[np.ndarray, np.ndarray]:
+    """(GD iterations, per-group MSE of every init (T, inits, groups)) of one C.9 run and regime."""
+    errors = run[f"{regime}_errors"]
+    return twolayer_time(errors), group_curves(errors, run["group"])
+
+
+def relative(curve: np.ndarray) -> np.ndarray:
+    """A curve over its initial value."""
+    return curve / curve[0]
+
+
+def hard_when_easy_reached(times: np.ndarray, curves: np.ndarray, fraction: float, easy: int = 0,
+                           hard: int = 1) -> float:
+    """The hard group's MSE, relative to its initial value, at the time the easy group's MSE first
+    falls to ``fraction`` of its own (NaN if it never does)."""
+    return value_at(times, relative(curves[:, hard]), crossing_time(times, curves[:, easy], fraction))
+
+
+def peak_ratio(curve: np.ndarray) -> float:
+    """How far a curve rises above its initial value: max / initial."""
+    return float(curve.max() / curve[0])
+
+
+def crossing_ratio(times: np.ndarray, curves: np.ndarray, fraction: float, easy: int = 0, hard: int = 1) -> float:
+    """t_hard / t_easy, the times the two groups' MSEs fall to ``fraction`` of their initial values."""
+    finish = crossing_times(times, curves[:, [easy, hard]], fraction)
+    return float(finish[1] / finish[0])
+
+
+def order_text(finish: np.ndarray) -> str:
+    order = learning_order(finish)
+    return "undefined (a curve never gets there, or a tie)" if order is None else "-".join(map(str, order))
