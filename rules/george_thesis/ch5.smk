@@ -90,6 +90,109 @@ if ANALYTIC:
 
 # --- Figs 5.2, C.1-C.6: α-scaled runs on C-score groups and noisy labels, linearity metrics ---
 
+DIFFICULTY = GEORGE_CH5.get("difficulty")
+
+if DIFFICULTY:
+    from linearlens.analysis.george_thesis.ch5 import (
+        DIFFICULTY_RUNS,
+        cap_run,
+        cscores_path,
+        difficulty_runs,
+        init_path,
+        run_path,
+        run_settings,
+        runs_by_key,
+    )
+
+    DIFFICULTY_BY_KEY = runs_by_key(DIFFICULTY)
+    DIFFICULTY_CSCORES = DIFFICULTY["cscores"]
+
+    rule george_thesis_ch5_bin_cscores:
+        # the C-scores of the train and test examples (published, or the pipeline's proxy) in deciles
+        input:
+            unpack(lambda w: {"scores": prepared(DIFFICULTY_CSCORES["dataset"])}
+                   if DIFFICULTY_CSCORES["source"] == "published" else {}),
+            data=prepared(DIFFICULTY["dataset"]),
+            code=script_code("george_thesis_ch5_bin_cscores.py"),
+        output:
+            scores=cscores_path(".npz"),
+            table=cscores_path(".csv"),
+        params:
+            settings=canonical({key: DIFFICULTY[key] for key in ("cscores", "bins", "tracked", "tracking_seed")}),
+        log:
+            "results/logs/george_thesis/ch5/difficulty/cscores.log",
+        benchmark:
+            "results/benchmarks/rules/george_thesis/ch5/difficulty/cscores.tsv"
+        threads: 1
+        conda:
+            "../../envs/data.yaml"
+        script:
+            "../../src/scripts/george_thesis_ch5_bin_cscores.py"
+
+    rule george_thesis_ch5_init_difficulty:
+        # θ₀ of an architecture and seed, read by every α of that seed (the generic init script)
+        input:
+            code=lambda w: script_code("init_model.py", DIFFICULTY["architectures"][w.architecture]["model"]),
+        output:
+            f"{DIFFICULTY_RUNS}/init/{{architecture}}_seed{{seed}}.pt",
+        params:
+            spec=lambda w: canonical({"model": DIFFICULTY["architectures"][w.architecture]["model"],
+                                      "seed": int(w.seed)}),
+        log:
+            "results/logs/george_thesis/ch5/difficulty/init/{architecture}_seed{seed}.log",
+        wildcard_constraints:
+            architecture=alternatives(DIFFICULTY["architectures"]),
+            seed=r"\d+",
+        threads: 1
+        conda:
+            "../../envs/torch.yaml"
+        script:
+            "../../src/scripts/init_model.py"
+
+    rule george_thesis_ch5_run_difficulty:
+        input:
+            # the C-score deciles (C-score runs); the run whose iterations cap this one (the lr sweep)
+            unpack(lambda w: {"cscores": cscores_path(".npz")} if w.experiment == "cscore" else {}),
+            unpack(lambda w: {"cap": run_path(cap, ".json")} if (
+                cap := cap_run(DIFFICULTY, DIFFICULTY_BY_KEY[(w.experiment, w.architecture, w.setting, int(w.seed))]))
+                else {}),
+            data=prepared(DIFFICULTY["dataset"]),
+            init=lambda w: init_path(w.architecture, int(w.seed)),
+            code=lambda w: script_code("george_thesis_ch5_run_difficulty.py",
+                                       DIFFICULTY["architectures"][w.architecture]["model"]),
+        output:
+            log_points=f"{DIFFICULTY_RUNS}/{{experiment}}/{{architecture}}/{{setting}}/seed{{seed}}.csv",
+            summary=f"{DIFFICULTY_RUNS}/{{experiment}}/{{architecture}}/{{setting}}/seed{{seed}}.json",
+        params:
+            run=lambda w: canonical(run_settings(
+                DIFFICULTY, DIFFICULTY_BY_KEY[(w.experiment, w.architecture, w.setting, int(w.seed))])),
+            device=config["device"],
+            # the run's resumable state while it trains (not an output: it survives a killed job)
+            state=lambda w: f"{CH5_STATE}/difficulty/{w.experiment}/{w.architecture}/{w.setting}/seed{w.seed}.pt",
+        log:
+            "results/logs/george_thesis/ch5/difficulty/{experiment}/{architecture}/{setting}/seed{seed}.log",
+        benchmark:
+            "results/benchmarks/rules/george_thesis/ch5/difficulty/{experiment}/{architecture}/{setting}/seed{seed}.tsv"
+        wildcard_constraints:
+            experiment="cscore|noisy",
+            architecture=alternatives({key[1] for key in DIFFICULTY_BY_KEY}),
+            setting=alternatives({key[2] for key in DIFFICULTY_BY_KEY}),
+            seed=r"\d+",
+        threads: threads_for("train")
+        resources:
+            **gpu_resources(),
+        conda:
+            "../../envs/torch.yaml"
+        script:
+            "../../src/scripts/george_thesis_ch5_run_difficulty.py"
+
+    rule george_thesis_ch5_difficulty_runs:
+        # every run of Figs 5.2 and C.1-C.6 (the figures and claims come from the manifest)
+        input:
+            [run_path(run, suffix) for run in difficulty_runs(DIFFICULTY) for suffix in (".csv", ".json")],
+            cscores_path(".csv"),
+
+
 
 # --- Figs 5.3, C.7, C.8: spurious correlations ---
 

@@ -41,8 +41,9 @@ def prepare_dataset(spec: dict, source: Source) -> tuple[dict[str, np.ndarray], 
     """Apply the transforms of one ``datasets:`` entry of the config to its source (the registry's
     entry for ``spec["source"]``).
 
-    Order: split (sources without one), class selection or grouping, grayscale, downsampling,
-    pixel rescaling to [0, 1], subsets, standardisation, then label noise on the training labels only.
+    Order: split (sources without one; or the test split cut from the training split), class
+    selection or grouping, grayscale, downsampling, pixel rescaling to [0, 1], subsets,
+    normalisation by fixed constants or standardisation, then label noise on the training labels only.
     """
     arrays, record = load_source(source, spec.get("source_options", {}))
     steps: list[dict] = []
@@ -60,6 +61,11 @@ def prepare_dataset(spec: dict, source: Source) -> tuple[dict[str, np.ndarray], 
         arrays = {"x_train": arrays["x"][train], "y_train": arrays["y"][train],
                   "x_test": arrays["x"][test], "y_test": arrays["y"][test]}
         steps.append({"step": "train_test_split", "test_fraction": fraction, "seed": seed})
+    if "test_from_train" in spec:
+        arrays, source_index = _test_from_train(arrays, source_index, spec["test_from_train"])
+        steps.append({"step": "test_from_train", "n_test": spec["test_from_train"],
+                      "note": "the last n_test training examples (original order) are the test split; "
+                              "test_index points into the source's training split"})
     extra = {k: v for k, v in arrays.items() if k not in SPLIT_ARRAYS}
     arrays = {k: arrays[k] for k in SPLIT_ARRAYS}
     arrays.update({f"{split}_index": index for split, index in source_index.items()})
@@ -94,6 +100,12 @@ def prepare_dataset(spec: dict, source: Source) -> tuple[dict[str, np.ndarray], 
         for key in (f"x_{split}", f"y_{split}", f"{split}_index"):
             arrays[key] = arrays[key][index]
         steps.append({"step": "subset", "split": split, "n": n, "class_balanced": balanced, "seed": seed})
+    if "normalise" in spec:
+        if spec.get("standardise"):
+            raise ValueError("a dataset takes either standardise or normalise, not both")
+        for split in ("train", "test"):
+            arrays[f"x_{split}"] = transforms.normalise_channels(arrays[f"x_{split}"], **spec["normalise"])
+        steps.append({"step": "normalise", **spec["normalise"]})
     if spec.get("standardise") == "per_channel":
         arrays["x_train"], arrays["x_test"] = transforms.standardise_channels(arrays["x_train"], arrays["x_test"])
         steps.append({"step": "standardise", "statistics": "training split, per channel"})
@@ -109,6 +121,21 @@ def prepare_dataset(spec: dict, source: Source) -> tuple[dict[str, np.ndarray], 
                       "flipped": int(len(arrays["noisy_index"])), "seed": seed})
     arrays.update(extra)
     return arrays, _finish(record, spec, steps, arrays)
+
+
+def _test_from_train(arrays, source_index, n_test: int):
+    """The source's training split cut in two, in its original order: the first examples train,
+    the last ``n_test`` test (George ch. 5: CIFAR-10 train[:40000] / train[40000:], the images with
+    published C-scores); the source's own test split is left out."""
+    n = len(arrays["y_train"])
+    if not 0 < n_test < n:
+        raise ValueError(f"test_from_train: {n_test} test examples out of {n} training examples")
+    cut = n - n_test
+    split = {"x_train": arrays["x_train"][:cut], "y_train": arrays["y_train"][:cut],
+             "x_test": arrays["x_train"][cut:], "y_test": arrays["y_train"][cut:]}
+    kept = {k: v for k, v in arrays.items() if k not in SPLIT_ARRAYS}
+    index = source_index["train"]
+    return {**kept, **split}, {"train": index[:cut], "test": index[cut:]}
 
 
 def _select(x, y, index, classes):

@@ -133,3 +133,13 @@ def standardise(x_train: np.ndarray, x_test: np.ndarray) -> tuple[np.ndarray, np
     scaler = StandardScaler().fit(x_train.reshape(len(x_train), -1))
     return tuple(scaler.transform(x.reshape(len(x), -1)).reshape(x.shape).astype(np.float32)
                  for x in (x_train, x_test))
+
+
+def normalise_channels(x: np.ndarray, mean, std) -> np.ndarray:
+    """(x − mean_c) / std_c per channel of (N, C, ...) images, by fixed constants (torchvision's
+    Normalize, e.g. the CIFAR-10 statistics an author's code uses); float32."""
+    mean, std = (np.asarray(v, dtype=np.float64) for v in (mean, std))
+    if mean.shape != (x.shape[1],) or std.shape != (x.shape[1],):
+        raise ValueError(f"normalise: {x.shape[1]} channels, got {mean.size} means and {std.size} deviations")
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    return ((x - mean.reshape(shape)) / std.reshape(shape)).astype(np.float32)

@@ -10,6 +10,8 @@ import re
 
 from ..analysis.george_thesis.ch5 import (
     closed_forms_path,
+    difficulty_claim_inputs,
+    difficulty_figure_inputs,
     spurious_configured,
     spurious_inputs,
     spurious_params,
@@ -28,7 +30,6 @@ DRAWINGS = "linearlens.figures.george_thesis"
 # Which issue builds each group of data figures.
 CURVATURE = "issue 26 (Fisher representations, KFAC/EKFAC)"
 EKFAC_TRAINING = "issue 27 (training with KFAC/EKFAC)"
-LAZY_VS_HASTY = "issue 24 (lazy vs hasty)"
 
 
 # --- Chapter 5: the runs of each figure group --------------------------------------------------
@@ -76,6 +77,14 @@ def twolayer_inputs(spec: dict) -> dict[str, list[str]]:
 
 def analytic_claim_inputs(spec: dict) -> dict[str, list[str]]:
     return {"closed_forms": [closed_forms_path()], "twolayer": twolayer_paths(spec)}
+
+
+def difficulty_figure(figure_id: str, title: str, section: str, note: str = "") -> Entry:
+    """Figs 5.2, C.1-C.6: the runs (and C-score bins) the figure reads; the data name themselves
+    through their provenance, the plots add the C-scores' source."""
+    return Entry(figure_id, title, section, note=note, plot=f"{FIGURES_CH5}:plot_{figure_id}",
+                 inputs=lambda config: difficulty_figure_inputs(ch5_group(config, "difficulty"), figure_id),
+                 params=lambda config: ch5_group(config, "difficulty"), configured=_ch5_configured("difficulty"))
 
 
 def spurious_figure(figure_id: str, title: str, section: str) -> Entry:
@@ -315,8 +324,8 @@ ENTRIES = [
     # Chapter 5: lazy vs hasty (appendix C below)
     ch5_figure("fig_5_1", "Yin-yang toy: training loss of non-linear and linearised runs, and Δloss maps at "
                "three loss thresholds", "Chapter 5", "toy", toy_inputs, data_source=TOY_DATA),
-    data_figure("fig_5_2", "ResNet18 on CIFAR-10, α = 1 vs α = 100: loss per C-score group, clean vs "
-                "noisy-label loss, linearity metrics", "Chapter 5", LAZY_VS_HASTY),
+    difficulty_figure("fig_5_2", "ResNet18 on CIFAR-10, α = 1 vs α = 100: loss per C-score group, clean vs "
+                      "noisy-label loss, linearity metrics", "Chapter 5"),
     spurious_figure("fig_5_3", "Spurious correlations on CelebA and Waterbirds: accuracy with and without the "
                     "spurious feature, α = 0.5, 1 and 100", "Chapter 5"),
     ch5_figure("fig_5_4", "Quadratic model in closed form: learning order flipped, clean labels first, spurious "
@@ -366,18 +375,16 @@ ENTRIES = [
     kernel_figure("fig_B_8", "As Fig 6.2 with learning rate 0.003: spectrum, effective rank and trace ratios",
                   "Appendix B", "alignment", lambda group_config: spectrum_runs(group_config, "spectrum_appendix"), SPECTRUM_FILES),
     # Appendix C: lazy vs hasty supplementary
-    data_figure("fig_C_1", "As Fig 5.2 (noisy labels) with α = 1 and learning rates from 0.01 to 1e-6: the "
-                "learning rate is not α", "Appendix C", LAZY_VS_HASTY),
-    data_figure("fig_C_2", "As Fig 5.2 with other seeds (initialisation and batch order)", "Appendix C",
-                LAZY_VS_HASTY),
-    data_figure("fig_C_3", "As Fig 5.2 with VGG11: noisy-label experiment", "Appendix C", LAZY_VS_HASTY,
-                "caption identical to C.4; §C.6 says C.3 is the noisy-label one"),
-    data_figure("fig_C_4", "As Fig 5.2 with VGG11: C-score experiment", "Appendix C", LAZY_VS_HASTY,
-                "caption identical to C.3; §C.6 says C.4 is the C-score one"),
-    data_figure("fig_C_5", "As Fig 5.2: non-linear minus linear loss per C-score group", "Appendix C",
-                LAZY_VS_HASTY),
-    data_figure("fig_C_6", "Accuracy version of Fig 5.2: noisy-label memorisation and accuracy per C-score group",
-                "Appendix C", LAZY_VS_HASTY),
+    difficulty_figure("fig_C_1", "As Fig 5.2 (noisy labels) with α = 1 and learning rates from 0.01 to 1e-6: the "
+                      "learning rate is not α", "Appendix C"),
+    difficulty_figure("fig_C_2", "As Fig 5.2 with other seeds (initialisation and batch order)", "Appendix C"),
+    difficulty_figure("fig_C_3", "As Fig 5.2 with VGG11: noisy-label experiment", "Appendix C",
+                      "caption identical to C.4; §C.6 says C.3 is the noisy-label one"),
+    difficulty_figure("fig_C_4", "As Fig 5.2 with VGG11: C-score experiment", "Appendix C",
+                      "caption identical to C.3; §C.6 says C.4 is the C-score one"),
+    difficulty_figure("fig_C_5", "As Fig 5.2: non-linear minus linear loss per C-score group", "Appendix C"),
+    difficulty_figure("fig_C_6", "Accuracy version of Fig 5.2: noisy-label memorisation and accuracy per C-score "
+                      "group", "Appendix C"),
     spurious_figure("fig_C_7", "As Fig 5.3 (spurious correlations, CelebA) with other seeds", "Appendix C"),
     spurious_figure("fig_C_8", "As Fig 5.3 (spurious correlations, Waterbirds) with other seeds", "Appendix C"),
     ch5_figure("fig_C_9", "Unconstrained 2-layer linear MLP on the three analytical datasets: per-group curves as "
@@ -393,6 +400,7 @@ def _claim_params(group: str, runs_of):
 CLAIM_SETS = [
     ch5_claims("toy_claims", "toy", toy_inputs),
     ch5_claims("analytic_claims", "analytic", analytic_claim_inputs),
+    ch5_claims("difficulty_claims", "difficulty", difficulty_claim_inputs),
     SPURIOUS_CLAIMS,
     ClaimSet(f"{CLAIMS_CH6}:alignment_claims", _kernel_inputs("alignment", _both_spectra, ALIGNMENT_FILES),
              params=_claim_params("alignment", _both_spectra), configured=_configured("alignment")),

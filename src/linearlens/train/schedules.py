@@ -97,6 +97,18 @@ class LossThresholds(Schedule):
         self.crossed = list(state["crossed"])
 
 
+def geometric_thresholds(start: float, factor: float, floor: float) -> list[float]:
+    """start · factor^k for k = 1, 2, … down to ``floor`` (inclusive): the loss levels at which the
+    author's code of George ch. 5 logs (start = log C, the loss of the zero function; factor 0.96)."""
+    if not 0 < factor < 1 or floor <= 0:
+        raise ValueError(f"thresholds need 0 < factor < 1 and floor > 0, got factor {factor}, floor {floor}")
+    levels, level = [], start * factor
+    while level >= floor:
+        levels.append(level)
+        level *= factor
+    return levels
+
+
 class AnyOf(Schedule):
     """Due when any part is due (every part is asked, so each stateful part sees every step)."""
 

@@ -5,6 +5,9 @@ model)."""
 from __future__ import annotations
 
 import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -209,6 +212,336 @@ def twolayer_time(errors: np.ndarray) -> np.ndarray:
 
 
 # --- Figs 5.2, C.1-C.6: α-scaled runs on C-score groups and noisy labels, linearity metrics ---
+
+# The runs: for every architecture and seed, both experiments (C-score groups, noisy labels) at every α
+# of the config's regimes, from one θ₀ per (architecture, seed), one label-noise draw and one batch
+# order per seed; plus Fig C.1's learning-rate sweep at α = 1 (noisy labels, the main architecture
+# and seed), capped at the iterations of that seed's largest-α run (trap T-LVH-14).
+
+DIFFICULTY_RUNS = "results/george_thesis/runs/ch5/difficulty"
+EXPERIMENTS = ("cscore", "noisy")
+SWEEP_ALPHA = 1.0
+LINEARITY_METRICS = ("sign_similarity", "ntk_alignment", "representation_alignment")
+# Which column measures a run's progress (the x-axis of every figure): the mean training loss of the
+# C-score deciles (the author's code: the mean of the 10 bin losses), the clean examples' loss.
+PROGRESS = {"cscore": "train_loss", "noisy": "clean_loss"}
+
+
+def setting_name(alpha: float, lr: float) -> str:
+    return f"alpha{alpha:g}_lr{lr:g}"
+
+
+def _run(experiment: str, architecture: str, seed: int, alpha: float, lr: float, epochs: int,
+         stop_loss: float | None, capped: bool) -> dict:
+    return {"experiment": experiment, "architecture": architecture, "seed": int(seed), "alpha": float(alpha),
+            "lr": float(lr), "epochs": int(epochs), "stop_loss": stop_loss, "capped": capped,
+            "setting": setting_name(alpha, lr)}
+
+
+def check_difficulty_spec(spec: dict) -> None:
+    """The figures' picks name configured runs: the main and other architectures exist, the seeds
+    of Figs 5.2 and C.2 are the main architecture's, and α = 1 is a regime (the sweep's reference)."""
+    architectures = spec["architectures"]
+    main = spec["main"]
+    problems = [f"{name} is no configured architecture" for name in (main["architecture"], spec["other_architecture"])
+                if name not in architectures]
+    if not problems:
+        seeds = set(architectures[main["architecture"]]["seeds"])
+        problems += [f"seed {seed} is not among {main['architecture']}'s seeds {sorted(seeds)}"
+                     for seed in [main["seed"], *spec["other_seeds"]] if seed not in seeds]
+    if not _has_regime(spec, SWEEP_ALPHA):
+        problems.append("the regimes need α = 1 (the non-linear reference of every figure)")
+    if len({regime["alpha"] for regime in spec["regimes"]}) != len(spec["regimes"]):
+        problems.append("two regimes share an α")
+    if problems:
+        raise ValueError("george_thesis.ch5.difficulty: " + "; ".join(problems))
+
+
+def difficulty_runs(spec: dict) -> list[dict]:
+    """Every run of the group, once, in a fixed order (architectures by name, seeds ascending)."""
+    check_difficulty_spec(spec)
+    base_lr = spec["optimiser"]["lr"]
+    runs = [_run(experiment, architecture, seed, regime["alpha"], base_lr, regime["epochs"], regime["stop_loss"], False)
+            for architecture, names in sorted(spec["architectures"].items())
+            for seed in sorted(names["seeds"])
+            for experiment in EXPERIMENTS
+            for regime in spec["regimes"]]
+    sweep, main = spec["lr_sweep"], spec["main"]
+    longest = _lazy_regime(spec)["epochs"]
+    runs += [_run("noisy", main["architecture"], main["seed"], SWEEP_ALPHA, lr, longest, sweep["stop_loss"], True)
+             for lr in sweep["learning_rates"] if not (lr == base_lr and _has_regime(spec, SWEEP_ALPHA))]
+    return runs
+
+
+def _lazy_regime(spec: dict) -> dict:
+    return max(spec["regimes"], key=lambda regime: regime["alpha"])
+
+
+def _has_regime(spec: dict, alpha: float) -> bool:
+    return any(regime["alpha"] == alpha for regime in spec["regimes"])
+
+
+def run_key(run: dict) -> tuple[str, str, str, int]:
+    return run["experiment"], run["architecture"], run["setting"], run["seed"]
+
+
+def runs_by_key(spec: dict) -> dict[tuple[str, str, str, int], dict]:
+    return {run_key(run): run for run in difficulty_runs(spec)}
+
+
+def run_path(run: dict, suffix: str = ".csv") -> str:
+    """A run's log (``.csv``, one row per log point) or its summary (``.json``)."""
+    return f"{DIFFICULTY_RUNS}/{run['experiment']}/{run['architecture']}/{run['setting']}/seed{run['seed']}{suffix}"
+
+
+def init_path(architecture: str, seed: int) -> str:
+    """θ₀ of an architecture and seed: every α of that seed starts from it."""
+    return f"{DIFFICULTY_RUNS}/init/{architecture}_seed{seed}.pt"
+
+
+def cscores_path(suffix: str = ".npz") -> str:
+    """The C-scores of the dataset's train and test examples and their decile groups (``.npz``),
+    and one row per decile (``.csv``)."""
+    return f"{DIFFICULTY_RUNS}/cscores{suffix}"
+
+
+def cap_run(spec: dict, run: dict) -> dict | None:
+    """The run whose iteration count caps ``run`` (its seed's largest-α run at the base rate), if capped."""
+    if not run["capped"]:
+        return None
+    lazy = _lazy_regime(spec)
+    return _run(run["experiment"], run["architecture"], run["seed"], lazy["alpha"], spec["optimiser"]["lr"],
+                lazy["epochs"], lazy["stop_loss"], False)
+
+
+RUN_KEYS = ("batch_size", "probe_size", "linearity_every", "thresholds", "keep_initial_output", "tracked",
+            "tracking_seed")
+
+
+def run_settings(spec: dict, run: dict) -> dict:
+    """What a run's job needs (its params): the run, the shared training settings, its network, and
+    what its experiment reads (the decile count; the label noise). Nothing else, so that changing
+    one experiment's settings reruns only its runs."""
+    settings = {**{key: spec[key] for key in RUN_KEYS}, **run,
+                "optimiser": {**spec["optimiser"], "lr": run["lr"]},
+                "model": spec["architectures"][run["architecture"]]["model"]}
+    if run["experiment"] == "cscore":
+        settings["bins"] = spec["bins"]
+    else:
+        settings.update(label_noise=spec["label_noise"], noise_seed=spec["noise_seed"])
+    return settings
+
+
+# --- what each figure and the claims read
+
+def _pick(spec: dict, experiment: str, architecture: str, seeds) -> list[dict]:
+    base_lr = spec["optimiser"]["lr"]
+    return [run for run in difficulty_runs(spec) if run["experiment"] == experiment and
+            run["architecture"] == architecture and run["seed"] in seeds and run["lr"] == base_lr and not run["capped"]]
+
+
+def main_runs(spec: dict, experiment: str) -> list[dict]:
+    """Fig 5.2's runs of one experiment: every α, the main architecture and seed."""
+    main = spec["main"]
+    return _pick(spec, experiment, main["architecture"], [main["seed"]])
+
+
+def sweep_runs(spec: dict) -> list[dict]:
+    """Fig C.1: α = 1 at every rate of the sweep (noisy labels), then the largest-α run for reference."""
+    main = spec["main"]
+    alpha_one = [run for run in difficulty_runs(spec) if run["experiment"] == "noisy" and run["alpha"] == SWEEP_ALPHA
+                 and run["architecture"] == main["architecture"] and run["seed"] == main["seed"]]
+    by_lr = {run["lr"]: run for run in alpha_one}
+    lazy = [run for run in main_runs(spec, "noisy") if run["alpha"] == _lazy_regime(spec)["alpha"]]
+    return [by_lr[lr] for lr in sorted(spec["lr_sweep"]["learning_rates"], reverse=True) if lr in by_lr] + lazy
+
+
+def seed_runs(spec: dict, experiment: str) -> list[dict]:
+    """Fig C.2: the main architecture's other seeds."""
+    others = spec["other_seeds"]
+    return _pick(spec, experiment, spec["main"]["architecture"], others)
+
+
+def architecture_runs(spec: dict, experiment: str) -> list[dict]:
+    """Figs C.3, C.4: the second architecture (VGG11 in the thesis), its first seed."""
+    other = spec["other_architecture"]
+    return _pick(spec, experiment, other, [min(spec["architectures"][other]["seeds"])])
+
+
+FIGURE_RUNS = {
+    "fig_5_2": lambda spec: main_runs(spec, "cscore") + main_runs(spec, "noisy"),
+    "fig_C_1": sweep_runs,
+    "fig_C_2": lambda spec: seed_runs(spec, "cscore") + seed_runs(spec, "noisy"),
+    "fig_C_3": lambda spec: architecture_runs(spec, "noisy"),
+    "fig_C_4": lambda spec: architecture_runs(spec, "cscore"),
+    "fig_C_5": lambda spec: main_runs(spec, "cscore"),
+    "fig_C_6": lambda spec: main_runs(spec, "cscore") + main_runs(spec, "noisy"),
+}
+
+
+def difficulty_figure_runs(spec: dict, figure: str) -> list[dict]:
+    return FIGURE_RUNS[figure](spec)
+
+
+def difficulty_inputs(spec: dict, runs: list[dict]) -> dict[str, list[str]]:
+    """The files a figure or the claims read: each run's log and summary, the C-score deciles and the
+    dataset's provenance (which names the data on the figure)."""
+    return {"runs": [run_path(run) for run in runs], "summaries": [run_path(run, ".json") for run in runs],
+            "cscores": [cscores_path(".csv")], "provenance": [f"results/data/{spec['dataset']}.json"]}
+
+
+def difficulty_figure_inputs(spec: dict, figure: str) -> dict[str, list[str]]:
+    return difficulty_inputs(spec, difficulty_figure_runs(spec, figure))
+
+
+def difficulty_claim_runs(spec: dict) -> list[dict]:
+    """Every run the claims read: Fig 5.2's, the sweep, the other seeds and the other architecture."""
+    runs = []
+    for figure in ("fig_5_2", "fig_C_1", "fig_C_2", "fig_C_3", "fig_C_4"):
+        runs += [run for run in difficulty_figure_runs(spec, figure) if run not in runs]
+    return runs
+
+
+def difficulty_claim_inputs(spec: dict) -> dict[str, list[str]]:
+    return difficulty_inputs(spec, difficulty_claim_runs(spec))
+
+
+def cscore_label(spec: dict) -> str:
+    """How the figures name the C-scores."""
+    settings = spec["cscores"]
+    if settings["source"] == "published":
+        return "C-scores of Jiang et al. (2021), published for the CIFAR-10 training images"
+    return (f"proxy C-scores computed by the pipeline (hold-out estimator of eq. 5.3.2 with a {settings['model']} "
+            f"classifier, subset ratios {', '.join(f'{r:g}' for r in settings['ratios'])} × {settings['repeats']})")
+
+
+def network_name(spec: dict, architecture: str) -> str:
+    names = spec["architectures"][architecture]
+    return f"{names['standin']} (stand-in for {names['label']})" if names.get("standin") else names["label"]
+
+
+# --- reading runs, and comparing them at equal progress
+
+def read_runs(paths: list[str], runs: list[dict]) -> dict[tuple, pd.DataFrame]:
+    """{run key: its log} for runs read in the order of their paths."""
+    return {run_key(run): pd.read_csv(path) for path, run in zip(paths, runs)}
+
+
+def read_summaries(paths: list[str], runs: list[dict]) -> dict[tuple, dict]:
+    return {run_key(run): json.loads(Path(path).read_text()) for path, run in zip(paths, runs)}
+
+
+def progress_curve(frame: pd.DataFrame, experiment: str, column: str) -> tuple[np.ndarray, np.ndarray]:
+    """``column`` against the run's progress, made monotone: x = the running minimum of the progress
+    column (trap T-LVH-7), kept at the log points where x reaches a new minimum (and the first), so x
+    strictly decreases and a curve can be read at any progress by interpolation. Log points without
+    ``column`` (the linearity metrics come every 5th) are skipped; x still counts every point."""
+    x = np.minimum.accumulate(frame[PROGRESS[experiment]].to_numpy(dtype=float))
+    y = frame[column].to_numpy(dtype=float)
+    keep = ~np.isnan(y)
+    x, y = x[keep], y[keep]
+    if not len(x):
+        return x, y
+    new = np.r_[True, x[1:] < np.minimum.accumulate(x)[:-1]]
+    return x[new], y[new]
+
+
+def at_progress(x: np.ndarray, y: np.ndarray, grid) -> np.ndarray:
+    """y of a progress curve read at the progress values ``grid`` (linear interpolation; NaN beyond
+    the progress the run covered)."""
+    if len(x) == 0:
+        return np.full(np.shape(grid), np.nan)
+    return np.interp(grid, x[::-1], y[::-1], left=np.nan, right=np.nan)
+
+
+def common_progress(curves: list[tuple[np.ndarray, np.ndarray]], points: int) -> np.ndarray:
+    """``points`` progress values, evenly spaced from the start to the end of the progress every
+    curve covers (decreasing); empty when the curves share none."""
+    high = min(x.max() for x, _ in curves)
+    low = max(x.min() for x, _ in curves)
+    return np.linspace(high, low, points) if low < high else np.array([])
+
+
+def matched_difference(frame_a: pd.DataFrame, frame_b: pd.DataFrame, experiment: str, column: str,
+                       grid) -> np.ndarray:
+    """``column`` of run a minus that of run b at equal progress (Fig C.5's loss_nonlinear − loss_linear)."""
+    return (at_progress(*progress_curve(frame_a, experiment, column), grid)
+            - at_progress(*progress_curve(frame_b, experiment, column), grid))
+
+
+def group_columns(frame: pd.DataFrame, split: str, metric: str = "loss") -> list[str]:
+    """The decile groups' columns of a C-score run, lowest C-scores first: train_bin0_loss, …"""
+    pattern = re.compile(rf"{split}_bin(\d+)_{metric}")
+    found = [(int(m.group(1)), column) for column in frame.columns if (m := pattern.fullmatch(column))]
+    return [column for _, column in sorted(found)]
+
+
+def decile_gap(frame: pd.DataFrame, grid, metric: str = "loss") -> np.ndarray:
+    """Bottom minus top C-score decile's training loss (accuracy: top minus bottom) at the progress
+    values ``grid``: how far apart easy and difficult examples are at equal mean training loss."""
+    columns = group_columns(frame, "train", metric)
+    low, high = (at_progress(*progress_curve(frame, "cscore", c), grid) for c in (columns[0], columns[-1]))
+    return low - high if metric == "loss" else high - low
+
+
+@dataclass(frozen=True)
+class TurningPoint:
+    clean_loss: float  # the progress (clean examples' loss) at the noisy examples' highest loss
+    noisy_loss: float  # that highest loss
+    final_noisy_loss: float
+    turned: bool  # the noisy loss has come down from its peak by the end of the run
+
+
+def turning_point(frame: pd.DataFrame, decline: float = 0.05) -> TurningPoint:
+    """Where memorisation of the noisy labels starts (Fig 5.2 bottom left): along the clean-loss
+    progress, the noisy examples' loss first rises (clean examples learnt, the noisy ones pushed to
+    their true class) and then falls (their wrong labels memorised). The turning point is its
+    maximum along progress; it counts as reached when the loss at the run's end has fallen at least
+    ``decline`` (relative) below it, else the run ended before memorisation (clean_loss NaN)."""
+    x, noisy = progress_curve(frame, "noisy", "noisy_loss")
+    peak = int(np.argmax(noisy))
+    final = float(frame["noisy_loss"].iloc[-1])
+    turned = final <= noisy[peak] * (1 - decline)
+    return TurningPoint(float(x[peak]) if turned else float("nan"), float(noisy[peak]), final, bool(turned))
+
+
+def memorisation_onset(frame: pd.DataFrame, share: float) -> tuple[float, float]:
+    """The clean loss at which a share ``share`` of the noisy examples is fitted to its wrong label
+    (Fig C.6 left; NaN if never), counted after the first phase's low (a network that starts as the
+    zero function 'fits' the noisy labels of class 0), and the progress the run reached."""
+    x, fitted = progress_curve(frame, "noisy", "noisy_accuracy")
+    low = int(np.argmin(fitted))
+    reached = low + np.flatnonzero(fitted[low:] >= share)
+    return (float(x[reached[0]]) if len(reached) else float("nan")), float(x[-1])
+
+
+def later_onset(one: tuple[float, float], other: tuple[float, float]) -> bool | None:
+    """Whether run one starts memorising later (at a lower clean loss) than run other, from their
+    ``memorisation_onset``; None when undecided (one has not memorised and stopped before the
+    other's onset)."""
+    (onset_one, end_one), (onset_other, end_other) = one, other
+    if not np.isnan(onset_one) and not np.isnan(onset_other):
+        return onset_one < onset_other
+    if np.isnan(onset_one) and not np.isnan(onset_other) and end_one <= onset_other:
+        return True  # one went past the other's onset without memorising
+    if np.isnan(onset_other) and not np.isnan(onset_one) and end_other <= onset_one:
+        return False
+    return None
+
+
+def best_test_loss(frame: pd.DataFrame) -> float:
+    """The lowest test loss a run reached (its 'sweet spot', Fig 5.2 bottom left)."""
+    column = "test_loss" if "test_loss" in frame else None
+    if column is None:  # a C-score run: the mean over the test deciles
+        columns = group_columns(frame, "test")
+        return float(frame[columns].mean(axis=1).min())
+    return float(frame[column].min())
+
+
+def linearity_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """The log points with the linearity metrics (every ``linearity_every``-th)."""
+    return frame.dropna(subset=list(LINEARITY_METRICS))
+
 
 
 # --- Figs 5.3, C.7, C.8: spurious correlations ---

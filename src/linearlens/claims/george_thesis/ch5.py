@@ -12,27 +12,44 @@ import pandas as pd
 from ...analysis.george_thesis.ch5 import (
     ANALYTIC_EXAMPLES,
     ANALYTIC_REGIMES,
+    EXPERIMENTS,
+    LINEARITY_METRICS,
+    SWEEP_ALPHA,
     TOY_REGION_MARGIN,
     analytic_curves,
+    at_progress,
+    best_test_loss,
+    common_progress,
     crossing_ratio,
     crossing_summary,
     crossing_times,
+    decile_gap,
     delta_loss_maps,
+    difficulty_claim_runs,
     early_phase,
+    group_columns,
     hard_when_easy_reached,
+    later_onset,
     learning_order,
+    linearity_rows,
+    matched_difference,
     matched_gaps,
+    memorisation_onset,
     one_run,
     order_text,
     peak_ratio,
+    progress_curve,
     read_analytic,
+    read_runs,
     read_spurious_runs,
     read_spurious_summaries,
     read_toy_runs,
     read_twolayer,
     region_means,
+    run_key,
     toy_regimes,
     toy_regions,
+    turning_point,
     twolayer_curves,
 )
 from ...data.spurious import CELEBA_BLOND_MALE_COUNTS, WATERBIRDS_TRAIN_GROUPS, group_counts
@@ -290,6 +307,258 @@ def analytic_claims(job: ClaimsJob) -> list[ClaimCheck]:
 
 
 # --- Figs 5.2, C.1-C.6: α-scaled runs on C-score groups and noisy labels, linearity metrics ---
+
+
+@dataclass(frozen=True)
+class DifficultyThresholds:
+    """The thesis's numbers (spec §3, H9-H12) per scale. None: reported, not claimed at this scale."""
+
+    lazy_linearity: float  # H9: every linearity metric of the largest-α run stays at least this
+    gap_share: float  # H10: share of the progress points where the decile gap is larger for α = 1, at least
+    turning_points: tuple[float, float] | None  # H11: clean loss at the turning point, α = 1 and largest α
+    turning_tolerance: float | None  # H11: ± around those values
+    memorised_share: float  # H11 (Fig C.6): share of noisy examples fitted that marks memorisation
+    lr_agreement: float  # H12: max |Δ accuracy| between rates at equal clean loss in the first phase, at most
+    min_progress: float  # H12: a sweep run is compared when its clean loss fell this share of the way to 0
+
+
+DIFFICULTY_THRESHOLDS = {
+    "quick": DifficultyThresholds(lazy_linearity=0.9, gap_share=1.0, turning_points=None, turning_tolerance=None,
+                                  memorised_share=0.1, lr_agreement=0.1, min_progress=0.25),
+    "paper": DifficultyThresholds(lazy_linearity=0.95, gap_share=1.0, turning_points=(1.25, 1.5),
+                                  turning_tolerance=0.15, memorised_share=0.1, lr_agreement=0.05, min_progress=0.25),
+}
+GAP_POINTS = 5  # progress points of H10, evenly inside the progress both runs cover
+
+
+@dataclass
+class _Runs:
+    """The claims' runs (``job.params["spec"]``: the group's config) and logs, by experiment,
+    architecture, seed, α and rate."""
+
+    job: ClaimsJob
+
+    def __post_init__(self):
+        self.spec = self.job.params["spec"]
+        self.runs = difficulty_claim_runs(self.spec)
+        self.frames = read_runs(self.job.inputs["runs"], self.runs)
+        self.base_lr = self.spec["optimiser"]["lr"]
+        self.lazy_alpha = max(regime["alpha"] for regime in self.spec["regimes"])
+
+    def frame(self, experiment, architecture, seed, alpha, lr=None) -> pd.DataFrame | None:
+        lr = self.base_lr if lr is None else lr
+        for run in self.runs:
+            if (run["experiment"], run["architecture"], run["seed"], run["alpha"], run["lr"]) == (
+                    experiment, architecture, seed, alpha, lr):
+                return self.frames[run_key(run)]
+        return None
+
+    def pairs(self, experiment: str):
+        """(figure, architecture, seed, α = 1 log, largest-α log) of every pair the claims read."""
+        main, other = self.spec["main"], self.spec["other_architecture"]
+        places = [("fig_5_2", main["architecture"], main["seed"])]
+        places += [("fig_C_2", main["architecture"], seed) for seed in self.spec["other_seeds"]]
+        places.append(("fig_C_4" if experiment == "cscore" else "fig_C_3", other,
+                       min(self.spec["architectures"][other]["seeds"])))
+        for figure, architecture, seed in places:
+            one = self.frame(experiment, architecture, seed, SWEEP_ALPHA)
+            lazy = self.frame(experiment, architecture, seed, self.lazy_alpha)
+            if one is not None and lazy is not None:
+                yield figure, f"{architecture}, seed {seed}", one, lazy
+
+
+def _final_metrics(frame: pd.DataFrame) -> pd.Series:
+    return linearity_rows(frame)[list(LINEARITY_METRICS)].iloc[-1]
+
+
+def _metrics_text(values) -> str:
+    return ", ".join(f"{METRIC_SHORT[m]} {values[m]:.3f}" for m in LINEARITY_METRICS)
+
+
+METRIC_SHORT = {"sign_similarity": "sign", "ntk_alignment": "NTK", "representation_alignment": "repr."}
+
+
+def _linearity_checks(runs: _Runs, limits: DifficultyThresholds) -> list[ClaimCheck]:
+    """H9: the largest-α run stays linear throughout, the α = 1 run ends less linear on every metric."""
+    checks = []
+    for experiment in EXPERIMENTS:
+        for figure, where, one, lazy in runs.pairs(experiment):
+            lowest = linearity_rows(lazy)[list(LINEARITY_METRICS)].min()
+            checks.append(ClaimCheck(
+                "H9", figure, f"{experiment} runs ({where}): the α = {runs.lazy_alpha:g} run stays in the linear regime "
+                "(its three linearity metrics stay close to 1)",
+                f"min over the run of every metric ≥ {limits.lazy_linearity:g}", _metrics_text(lowest),
+                bool((lowest >= limits.lazy_linearity).all())))
+            end_one, end_lazy = _final_metrics(one), _final_metrics(lazy)
+            checks.append(ClaimCheck(
+                "H9", figure, f"{experiment} runs ({where}): the α = 1 run's metrics decrease (rotating NTK and "
+                "representation, flipped ReLU signs)",
+                f"final metric of α = 1 < final metric of α = {runs.lazy_alpha:g}, all three",
+                f"α = 1: {_metrics_text(end_one)}; α = {runs.lazy_alpha:g}: {_metrics_text(end_lazy)}",
+                bool((end_one < end_lazy).all())))
+    return checks
+
+
+def _progress_points(one: pd.DataFrame, lazy: pd.DataFrame, experiment: str, column: str) -> np.ndarray:
+    grid = common_progress([progress_curve(f, experiment, column) for f in (one, lazy)], GAP_POINTS + 2)
+    return grid[1:-1]
+
+
+def _cscore_checks(runs: _Runs, limits: DifficultyThresholds) -> list[ClaimCheck]:
+    """H10: at equal mean training loss the bottom and top C-score deciles are further apart for
+    α = 1 (Fig 5.2 top left); Fig C.5: α = 1 is behind on the bottom decile, ahead on the top one."""
+    checks = []
+    for figure, where, one, lazy in runs.pairs("cscore"):
+        grid = _progress_points(one, lazy, "cscore", "train_loss")
+        gap_one, gap_lazy = decile_gap(one, grid), decile_gap(lazy, grid)
+        larger = float(np.mean(gap_one > gap_lazy)) if len(grid) else float("nan")
+        checks.append(ClaimCheck(
+            "H10", figure, f"C-score deciles ({where}): high C-scores are learnt faster, and the ranking is more "
+            "pronounced in the non-linear regime",
+            f"(loss of the bottom decile − loss of the top decile) larger for α = 1 than for α = {runs.lazy_alpha:g} "
+            f"at ≥ {limits.gap_share:.0%} of {GAP_POINTS} equal mean-training-loss points",
+            "at mean loss " + ", ".join(f"{x:.2f}: {a:.3f} vs {b:.3f}" for x, a, b in zip(grid, gap_one, gap_lazy)),
+            None if np.isnan(larger) else bool(larger >= limits.gap_share)))
+    figure, where, one, lazy = next(runs.pairs("cscore"))
+    grid = common_progress([progress_curve(f, "cscore", "train_loss") for f in (one, lazy)], 50)
+    columns = group_columns(one, "train")
+    bottom = float(np.nanmean(matched_difference(one, lazy, "cscore", columns[0], grid)))
+    top = float(np.nanmean(matched_difference(one, lazy, "cscore", columns[-1], grid)))
+    checks.append(ClaimCheck(
+        "H10", "fig_C_5", f"C-score deciles ({where}): at equal training loss, the non-linear run is behind on low "
+        "C-score examples and ahead on high C-score ones",
+        f"mean over equal mean-loss points of loss(α = 1) − loss(α = {runs.lazy_alpha:g}): > 0 for the bottom "
+        "decile, < 0 for the top decile", f"bottom decile {bottom:+.4f}, top decile {top:+.4f}",
+        bool(bottom > 0 > top)))
+    return checks
+
+
+def _noisy_checks(runs: _Runs, limits: DifficultyThresholds) -> list[ClaimCheck]:
+    """H11: memorisation of the noisy labels starts at a lower clean loss for α = 1 (Fig 5.2 bottom
+    left: 1.25 vs 1.5 on CIFAR-10), and α = 1 reaches a lower best test loss."""
+    checks = []
+    for figure, where, one, lazy in runs.pairs("noisy"):
+        turn_one, turn_lazy = turning_point(one), turning_point(lazy)
+        measured = (f"α = 1: {_turn_text(turn_one)}; α = {runs.lazy_alpha:g}: {_turn_text(turn_lazy)}")
+        if not (turn_one.turned and turn_lazy.turned):
+            passed = None
+        else:
+            passed = turn_one.clean_loss < turn_lazy.clean_loss
+            if limits.turning_points is not None:
+                passed = passed and all(abs(turn.clean_loss - value) <= limits.turning_tolerance
+                                        for turn, value in zip((turn_one, turn_lazy), limits.turning_points))
+        expected = ("" if limits.turning_points is None else
+                    f", at {limits.turning_points[0]:g} and {limits.turning_points[1]:g} ± {limits.turning_tolerance:g}")
+        checks.append(ClaimCheck(
+            "H11", figure, f"noisy labels ({where}): memorisation of the noisy labels starts later (at a lower clean "
+            "loss) in the non-linear regime (thesis: 1.25 vs 1.5)",
+            "clean loss at the noisy examples' highest loss (the turning point) lower for α = 1 than for "
+            f"α = {runs.lazy_alpha:g}{expected}; not evaluated when a run ends before its turning point",
+            measured, None if passed is None else bool(passed)))
+        onsets = [memorisation_onset(frame, limits.memorised_share) for frame in (one, lazy)]
+        later = later_onset(*onsets)
+        checks.append(ClaimCheck(
+            "H11", "fig_C_6" if figure == "fig_5_2" else figure, f"noisy labels ({where}): the non-linear run starts "
+            "memorising the noisy examples later (accuracy on their wrong labels)",
+            f"clean loss at which {limits.memorised_share:.0%} of the noisy examples are fitted to their wrong label "
+            f"lower for α = 1 than for α = {runs.lazy_alpha:g}; undecided when a run stops short of the other's onset",
+            "; ".join(f"α = {alpha:g}: " + (f"clean loss {onset:.3f}" if not np.isnan(onset) else
+                                             f"not reached by clean loss {end:.3f}")
+                      for alpha, (onset, end) in zip((SWEEP_ALPHA, runs.lazy_alpha), onsets)), later))
+        best_one, best_lazy = best_test_loss(one), best_test_loss(lazy)
+        checks.append(ClaimCheck(
+            "H11", figure, f"noisy labels ({where}): the non-linear regime reaches a lower best test loss",
+            f"min test loss of α = 1 < that of α = {runs.lazy_alpha:g}", f"{best_one:.4f} vs {best_lazy:.4f}",
+            bool(best_one < best_lazy)))
+    return checks
+
+
+def _turn_text(turn) -> str:
+    if turn.turned:
+        return f"clean loss {turn.clean_loss:.3f} (noisy loss peaks at {turn.noisy_loss:.3f})"
+    return f"not reached (noisy loss {turn.final_noisy_loss:.3f} at the end, peak {turn.noisy_loss:.3f})"
+
+
+def _sweep_checks(runs: _Runs, limits: DifficultyThresholds) -> list[ClaimCheck]:
+    """H12 (Fig C.1): at equal clean loss, α = 1 runs at smaller rates are more linear than at the base
+    rate yet less than the largest-α run, and their noisy-train and test accuracies follow one
+    trajectory in the first phase, whereas α changes it."""
+    main = runs.spec["main"]
+    base = runs.frame("noisy", main["architecture"], main["seed"], SWEEP_ALPHA)
+    lazy = runs.frame("noisy", main["architecture"], main["seed"], runs.lazy_alpha)
+    start = float(base["clean_loss"].iloc[0])
+    first_phase_end = turning_point(base).clean_loss
+    first_phase_end = first_phase_end if not np.isnan(first_phase_end) else float(base["clean_loss"].min())
+    checks, deviations = [], {}
+    for lr in sorted(runs.spec["lr_sweep"]["learning_rates"]):
+        frame = runs.frame("noisy", main["architecture"], main["seed"], SWEEP_ALPHA, lr)
+        if lr == runs.base_lr or frame is None:
+            continue
+        reached = float(np.minimum.accumulate(frame["clean_loss"]).iloc[-1])
+        if reached > start * (1 - limits.min_progress):
+            checks.append(ClaimCheck(
+                "H12", "fig_C_1", f"lr {lr:g}: compared with the base rate at equal clean loss",
+                f"the run's clean loss must fall {limits.min_progress:.0%} of the way to 0 to be compared",
+                f"clean loss {reached:.3f} at the end (from {start:.3f}): too little progress", None))
+            continue
+        point, mine, other = _linearity_at_common_progress(frame, base)
+        checks.append(ClaimCheck(
+            "H12", "fig_C_1", f"lr {lr:g} at α = 1 keeps the run more linear than the base rate {runs.base_lr:g}",
+            f"every linearity metric at equal clean loss ({point:.3f}, the deepest both measured) ≥ the base rate's",
+            f"lr {lr:g}: {_metrics_text(mine)}; lr {runs.base_lr:g}: {_metrics_text(other)}",
+            bool((mine >= other).all())))
+        point, mine, other = _linearity_at_common_progress(frame, lazy)
+        checks.append(ClaimCheck(
+            "H12", "fig_C_1", f"lr {lr:g} at α = 1 is still less linear than α = {runs.lazy_alpha:g} (thesis: lr 1e-6 "
+            "drops to about 0.9, α = 100 stays at 1)",
+            f"every linearity metric at equal clean loss ({point:.3f}, the deepest both measured) < the "
+            f"α = {runs.lazy_alpha:g} run's",
+            f"lr {lr:g}: {_metrics_text(mine)}; α = {runs.lazy_alpha:g}: {_metrics_text(other)}",
+            bool((mine < other).all())))
+        grid = np.linspace(start, max(first_phase_end, reached), 20)[1:]
+        deviations[f"lr {lr:g}"] = _accuracy_deviation(frame, base, grid)
+    grid = np.linspace(start, max(first_phase_end, float(lazy["clean_loss"].min())), 20)[1:]
+    alpha_deviation = _accuracy_deviation(lazy, base, grid)
+    if deviations:
+        worst = max(deviations.values())
+        checks.append(ClaimCheck(
+            "H12", "fig_C_1", "the noisy-train and test accuracies follow the same trajectory at every rate in the "
+            "first part of training",
+            f"max |Δ accuracy| from the base rate at equal clean loss, down to the base run's turning point "
+            f"({first_phase_end:.3f}), ≤ {limits.lr_agreement:g} for every compared rate",
+            ", ".join(f"{name}: {value:.3f}" for name, value in deviations.items()), bool(worst <= limits.lr_agreement)))
+        checks.append(ClaimCheck(
+            "H12", "fig_C_1", f"unlike the rate, α changes the trajectory (α = {runs.lazy_alpha:g} departs from it)",
+            f"max |Δ accuracy| of α = {runs.lazy_alpha:g} from the base rate over the same first phase > every "
+            "compared rate's", f"α = {runs.lazy_alpha:g}: {alpha_deviation:.3f}; rates: {worst:.3f} at most",
+            bool(alpha_deviation > worst)))
+    return checks
+
+
+def _linearity_at_common_progress(frame: pd.DataFrame, other: pd.DataFrame) -> tuple[float, pd.Series, pd.Series]:
+    """The deepest clean loss at which both runs have measured linearity (every k-th log point), and
+    both runs' three metrics read there."""
+    curves = {m: [progress_curve(f, "noisy", m) for f in (frame, other)] for m in LINEARITY_METRICS}
+    point = max(x.min() for pair in curves.values() for x, _ in pair)
+    values = [pd.Series({m: float(at_progress(*curves[m][i], [point])[0]) for m in LINEARITY_METRICS}) for i in (0, 1)]
+    return float(point), values[0], values[1]
+
+
+def _accuracy_deviation(frame: pd.DataFrame, base: pd.DataFrame, grid) -> float:
+    """The largest gap in noisy-train or test accuracy between two runs at equal clean loss."""
+    gaps = [np.abs(matched_difference(frame, base, "noisy", column, grid)) for column in ("noisy_accuracy",
+                                                                                          "test_accuracy")]
+    return float(np.nanmax(np.concatenate(gaps)))
+
+
+def difficulty_claims(job: ClaimsJob) -> list[ClaimCheck]:
+    """H9 (linearity metrics), H10 (C-score deciles), H11 (noisy labels), H12 (learning rate vs α) on
+    the runs of Figs 5.2 and C.1-C.6."""
+    limits = DIFFICULTY_THRESHOLDS[job.params["thresholds"]]
+    runs = _Runs(job)
+    return (_linearity_checks(runs, limits) + _cscore_checks(runs, limits) + _noisy_checks(runs, limits)
+            + _sweep_checks(runs, limits))
+
 
 
 # --- Figs 5.3, C.7, C.8: spurious correlations ---

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import copy
+import hashlib
 import logging
 import math
 from collections.abc import Callable
@@ -21,6 +22,7 @@ from ...analysis.george_thesis.ch5 import BALANCED_SETS
 from ...data.prepared import load_prepared
 from ...data.spurious import balanced_cells, photo_pipeline, read_archive_images, with_spurious
 from ...data.synthetic import yin_yang
+from ...data.transforms import balanced_order, flip_labels
 from ...data.weights import load_except_head
 from ...linearize.alpha_scaling import AlphaScaled, alpha_learning_rate, alpha_scaled, alpha_scaled_optimiser
 from ...linearize.batched_alpha_gd import threshold_gd
@@ -39,14 +41,15 @@ from ...linearize.quadratic_model import (
 )
 from ...models.deep_linear import DeepLinear
 from ...models.mlp import mlp
-from ...models.zoo import build_model
+from ...models.zoo import build_model, load_model
 from ...train.batches import EpochBatches
 from ...train.learners import SupervisedLearner
-from ...train.probes import predicted
+from ...train.probes import Group, group_metrics, predicted
 from ...train.progress import Progress
 from ...train.runtime import choose_device, full_float32, load_checkpoint, save_checkpoint, seed_everything
-from ...train.schedules import Every, LossThresholds, epoch_starts, log_steps
+from ...train.schedules import Every, LossThresholds, epoch_starts, geometric_thresholds, log_steps
 from ...train.session import DivergenceGuard, Session, checkpoint_for, run_key
+from ...train.tasks import load_task
 
 LOG = logging.getLogger(__name__)
 
@@ -252,6 +255,160 @@ def twolayer_run(name: str, spec: dict) -> dict[str, np.ndarray]:
 
 
 # --- Figs 5.2, C.1-C.6: α-scaled runs on C-score groups and noisy labels, linearity metrics ---
+
+# One run: a classifier trained from the θ₀ of its (architecture, seed) with α-scaling (f^α = α(f_θ − f_θ₀),
+# rate η/α², SGD with momentum), its batches drawn from (seed, epoch) and its label noise from the
+# config's noise seed, so that the runs of every α of a seed share θ₀, batches and noisy labels by
+# construction (the author's code forks α = 100 from the α = 1 run's step-0 checkpoint). It logs, as
+# the author's code does, at the first step whose mini-batch loss falls below each of
+# log C · 0.96^k and at every epoch start: the loss and accuracy of each tracked group of examples,
+# and every 5th time the three linearity metrics on a fixed probe of test examples.
+
+
+@dataclass
+class DifficultyTask:
+    """The training set (its labels as trained on), the groups a run tracks, the linearity probe,
+    and how the mean training loss is made of the groups' losses (weights per group)."""
+
+    x_train: Tensor
+    y_train: Tensor
+    groups: list[Group]
+    probe: Tensor
+    mean_weights: dict[str, float]
+    facts: dict
+
+
+def _subset(indices: np.ndarray, n: int | None, rng: np.random.Generator) -> np.ndarray:
+    return indices if n is None or n >= len(indices) else np.sort(rng.choice(indices, size=n, replace=False))
+
+
+def _probe(task: dict[str, Tensor], n: int) -> Tensor:
+    """The linearity probe: ``n`` test examples in a fixed class-balanced order."""
+    order = balanced_order(task["y_test"].cpu().numpy(), seed=0)[:n]
+    return task["x_test"][torch.as_tensor(order, device=task["x_test"].device)]
+
+
+def cscore_task(task: dict[str, Tensor], cscores: dict[str, np.ndarray], run: dict) -> DifficultyTask:
+    """Fig 5.2 top: the clean training set; the groups are the tracked examples of each C-score
+    decile of the training and of the test split (bin 0: the lowest scores); the mean training loss
+    is the mean of the training deciles' losses (the author's code)."""
+    groups = []
+    for split in ("train", "test"):
+        tracked, bins = cscores[f"{split}_tracked"], cscores[f"{split}_tracked_bins"]
+        if len(cscores[f"{split}_scores"]) != len(task[f"y_{split}"]):
+            raise ValueError(f"the C-scores cover {len(cscores[f'{split}_scores'])} {split} examples, the dataset "
+                             f"has {len(task[f'y_{split}'])}: they were made for another dataset")
+        for b in range(run["bins"]):
+            index = torch.as_tensor(tracked[bins == b], device=task["x_train"].device)
+            groups.append(Group(f"{split}_bin{b}", task[f"x_{split}"][index], task[f"y_{split}"][index]))
+    weights = {f"train_bin{b}": 1 / run["bins"] for b in range(run["bins"])}
+    return DifficultyTask(task["x_train"], task["y_train"], groups, _probe(task, run["probe_size"]), weights,
+                          {"group_sizes": {g.name: len(g.y) for g in groups}})
+
+
+def noisy_task(task: dict[str, Tensor], run: dict) -> DifficultyTask:
+    """Fig 5.2 bottom: a share ``label_noise`` of the training labels each replaced by a different
+    class (trap T-LVH-8), drawn from ``noise_seed`` (the same for every run); the groups are tracked
+    clean examples, noisy ones with their wrong labels, and test examples; the mean training loss
+    weighs the clean and noisy losses by their shares of the training set."""
+    labels = task["y_train"].cpu().numpy()
+    num_classes = int(max(labels.max(), task["y_test"].max())) + 1
+    noisy_labels, flipped = flip_labels(labels, run["label_noise"], num_classes, run["noise_seed"])
+    device = task["x_train"].device
+    y_train = torch.as_tensor(noisy_labels, device=device)
+    clean = np.setdiff1d(np.arange(len(labels)), flipped)
+    rng = np.random.default_rng(run["tracking_seed"])
+    chosen = {"clean": _subset(clean, run["tracked"], rng), "noisy": _subset(flipped, run["tracked"], rng)}
+    groups = [Group(name, task["x_train"][torch.as_tensor(index, device=device)],
+                    y_train[torch.as_tensor(index, device=device)]) for name, index in chosen.items()]
+    test = torch.as_tensor(_subset(np.arange(len(task["y_test"])), run["tracked"], rng), device=device)
+    groups.append(Group("test", task["x_test"][test], task["y_test"][test]))
+    share = len(flipped) / len(labels)
+    return DifficultyTask(task["x_train"], y_train, groups, _probe(task, run["probe_size"]),
+                          {"clean": 1 - share, "noisy": share},
+                          {"flipped": len(flipped), "flipped_index_digest": _digest(flipped),
+                           "group_sizes": {g.name: len(g.y) for g in groups}})
+
+
+def _digest(indices: np.ndarray) -> str:
+    return hashlib.sha256(np.asarray(indices, dtype=np.int64).tobytes()).hexdigest()[:16]
+
+
+def difficulty_task(data_npz, cscores_npz, run: dict, device) -> DifficultyTask:
+    task = load_task(data_npz, device=device)
+    if run["experiment"] == "cscore":
+        with np.load(cscores_npz) as saved:
+            return cscore_task(task, {key: saved[key] for key in saved.files}, run)
+    return noisy_task(task, run)
+
+
+class TrackedGroups:
+    """The groups' loss and accuracy (of f^α, in evaluation mode) and the mean training loss made
+    of them (``train_loss``: the progress of a C-score run, and what the stopping rule reads)."""
+
+    def __init__(self, model: torch.nn.Module, task: DifficultyTask):
+        self.model, self.task = model, task
+
+    def __call__(self, session: Session) -> dict:
+        row = group_metrics(self.model, self.task.groups)
+        row["train_loss"] = sum(weight * row[f"{name}_loss"] for name, weight in self.task.mean_weights.items())
+        return row
+
+
+@dataclass
+class LossBelow:
+    """Stop once the mean training loss of the last log point is below ``level`` (α = 100: 0.05)."""
+
+    level: float
+
+    def __call__(self, session: Session) -> bool:
+        return session.rows[-1].get("train_loss", float("inf")) < self.level
+
+
+def difficulty_run(data_npz, cscores_npz, init_path, run: dict, seed: int, cap_steps: int | None = None,
+                   state_path=None, inputs_version: str = "", device: str = "auto") -> tuple[pd.DataFrame, dict]:
+    """One run of Figs 5.2 and C.1-C.6 (resumed from ``state_path`` when it holds this run's state):
+    its log (one row per log point) and a summary. ``cap_steps`` caps its length (the learning-rate
+    sweep at the largest-α run's iterations)."""
+    device = choose_device(device)
+    task = difficulty_task(data_npz, cscores_npz, run, device)
+    network, _ = load_model(init_path, device)
+    model = AlphaScaled(network, run["alpha"], keep_initial_output=run["keep_initial_output"])
+    optimiser = alpha_scaled_optimiser(model, run["optimiser"])
+    learner = SupervisedLearner(model, optimiser, F.cross_entropy, task.x_train, task.y_train)
+    batches = EpochBatches(len(task.y_train), run["batch_size"], seed)
+    steps = run["epochs"] * batches.steps_per_epoch
+    if cap_steps is not None:
+        steps = min(steps, int(cap_steps))
+    num_classes = int(model(task.probe[:1]).shape[1])
+    thresholds = geometric_thresholds(math.log(num_classes), run["thresholds"]["factor"], run["thresholds"]["floor"])
+    probes = [TrackedGroups(model, task), LinearityProbe(model.network, task.probe, every=run["linearity_every"])]
+    name = f"{run['experiment']} {run['architecture']} α={run['alpha']:g} lr={run['lr']:g} seed {seed}"
+    session = Session(learner, batches, steps, probes=probes,
+                      evaluate_at=LossThresholds(thresholds) | epoch_starts(batches.steps_per_epoch),
+                      stop=LossBelow(run["stop_loss"]) if run["stop_loss"] is not None else None,
+                      checkpoint=checkpoint_for(state_path, run, seed, inputs_version),
+                      progress=Progress(steps, name=name))
+    record = session.run()
+    frame = record.frame()
+    frame.insert(1, "epoch", frame["step"] / batches.steps_per_epoch)
+    summary = {"run": run, "seed": seed, "steps": record.steps, "max_steps": steps, "cap_steps": cap_steps,
+               "ended": record.ended, "seconds": record.seconds, "steps_per_epoch": batches.steps_per_epoch,
+               "n_train": len(task.y_train), "thresholds": len(thresholds), "log_points": len(frame),
+               "parameters": sum(p.numel() for p in model.network.parameters()),
+               "initial_parameters_digest": _parameters_digest(model.initial),
+               "batch_order_digest": _digest(torch.cat([batches(step) for step in range(1, batches.steps_per_epoch + 1)])
+                                             .numpy()), **task.facts}
+    return frame, summary
+
+
+def _parameters_digest(network: torch.nn.Module) -> str:
+    """A fingerprint of θ₀: equal for every α of one (architecture, seed)."""
+    digest = hashlib.sha256()
+    for tensor in network.state_dict().values():
+        digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+    return digest.hexdigest()[:16]
+
 
 
 # --- Figs 5.3, C.7, C.8: spurious correlations ---
