@@ -32,6 +32,44 @@ CURVATURE = "issue 26 (Fisher representations, KFAC/EKFAC)"
 EKFAC_TRAINING = "issue 27 (training with KFAC/EKFAC)"
 
 
+# --- Figure groups: a chapter's ``george_thesis: ch<N>: <group>`` configs -------------------------
+
+APPENDIX_CHAPTER = {"A": "4", "B": "6", "C": "5"}  # where each appendix's figures live in the code
+
+
+def chapter_of(figure_id: str) -> str:
+    part = figure_id.split("_")[1]
+    return f"ch{APPENDIX_CHAPTER.get(part, part)}"
+
+
+def chapter_group(config: dict, chapter: str, group: str) -> dict | None:
+    """The ``george_thesis: <chapter>: <group>`` config, None when the group is not configured."""
+    return (config.get(chapter) or {}).get(group)
+
+
+def _configured(group: str, chapter: str = "ch6"):
+    return lambda config: chapter_group(config, chapter, group) is not None
+
+
+def group_figure(figure_id: str, title: str, section: str, group: str, inputs_of, caption: str = "",
+                 data_source: str = "") -> Entry:
+    """A figure of a group of its chapter whose plot reads the group's files (``inputs_of(spec)``)
+    and takes the group's config as its params."""
+    chapter = chapter_of(figure_id)
+    return Entry(figure_id, title, section, plot=f"linearlens.figures.george_thesis.{chapter}:plot_{figure_id}",
+                 caption=caption, inputs=lambda config: inputs_of(chapter_group(config, chapter, group)),
+                 params=lambda config: chapter_group(config, chapter, group),
+                 configured=_configured(group, chapter), data_source=data_source)
+
+
+def group_claims(function: str, group: str, inputs_of, chapter: str = "ch6") -> ClaimSet:
+    return ClaimSet(f"linearlens.claims.george_thesis.{chapter}:{function}",
+                    lambda config: inputs_of(chapter_group(config, chapter, group)),
+                    params=lambda config: {"thresholds": config["claim_thresholds"],
+                                           "spec": chapter_group(config, chapter, group)},
+                    configured=_configured(group, chapter))
+
+
 # --- Chapter 5: the runs of each figure group --------------------------------------------------
 
 FIGURES_CH5 = "linearlens.figures.george_thesis.ch5"
@@ -40,27 +78,7 @@ CLAIMS_CH5 = "linearlens.claims.george_thesis.ch5"
 
 def ch5_group(config: dict, group: str) -> dict | None:
     """The ``george_thesis: ch5: <group>`` config, None when the group is not configured."""
-    return (config.get("ch5") or {}).get(group)
-
-
-def _ch5_configured(group: str):
-    return lambda config: ch5_group(config, group) is not None
-
-
-def ch5_figure(figure_id: str, title: str, section: str, group: str, inputs_of, caption: str = "",
-               data_source: str = "") -> Entry:
-    """A figure of a chapter-5 group: its plot reads the group's files (``inputs_of(spec)``) and
-    takes the group's config as its params."""
-    return Entry(figure_id, title, section, plot=f"{FIGURES_CH5}:plot_{figure_id}", caption=caption,
-                 inputs=lambda config: inputs_of(ch5_group(config, group)),
-                 params=lambda config: ch5_group(config, group), configured=_ch5_configured(group),
-                 data_source=data_source)
-
-
-def ch5_claims(function: str, group: str, inputs_of) -> ClaimSet:
-    return ClaimSet(f"{CLAIMS_CH5}:{function}", lambda config: inputs_of(ch5_group(config, group)),
-                    params=lambda config: {"thresholds": config["claim_thresholds"], "spec": ch5_group(config, group)},
-                    configured=_ch5_configured(group))
+    return chapter_group(config, "ch5", group)
 
 
 def toy_inputs(spec: dict) -> dict[str, list[str]]:
@@ -84,7 +102,7 @@ def difficulty_figure(figure_id: str, title: str, section: str, note: str = "") 
     through their provenance, the plots add the C-scores' source."""
     return Entry(figure_id, title, section, note=note, plot=f"{FIGURES_CH5}:plot_{figure_id}",
                  inputs=lambda config: difficulty_figure_inputs(ch5_group(config, "difficulty"), figure_id),
-                 params=lambda config: ch5_group(config, "difficulty"), configured=_ch5_configured("difficulty"))
+                 params=lambda config: ch5_group(config, "difficulty"), configured=_configured("difficulty", "ch5"))
 
 
 def spurious_figure(figure_id: str, title: str, section: str) -> Entry:
@@ -118,7 +136,7 @@ NAMING_KEYS = ("label", "standin")  # how figures name a family: not part of a r
 
 def ch6_group(config: dict, group: str) -> dict | None:
     """The ``george_thesis: ch6: <group>`` config, None when the group is not configured."""
-    return (config.get("ch6") or {}).get(group)
+    return chapter_group(config, "ch6", group)
 
 
 def kernel_runs(group_config: dict) -> dict[tuple[str, str], dict]:
@@ -201,10 +219,6 @@ def _kernel_params(group: str, runs_of):
                            "centring": ch6_group(config, group)["centring"]}
 
 
-def _configured(group: str):
-    return lambda config: ch6_group(config, group) is not None
-
-
 ALIGNMENT_FILES = {"rows": ".csv", "layers": "_layers.csv", "spectra": "_spectra.csv",
                    "trace_ratios": "_trace_ratios.npz"}
 SPECTRUM_FILES = {"rows": ".csv", "spectra": "_spectra.csv", "trace_ratios": "_trace_ratios.npz"}
@@ -229,22 +243,6 @@ def depth_runs(group_config: dict) -> list[dict]:
 
 def _both_spectra(group_config: dict) -> list[dict]:
     return spectrum_runs(group_config) + spectrum_runs(group_config, "spectrum_appendix")
-
-
-def group_figure(figure_id: str, title: str, section: str, group: str, inputs_of, caption: str = "",
-                 data_source: str = "") -> Entry:
-    """A figure of a chapter-6 group whose plot reads the group's files (``inputs_of(spec)``) and
-    takes the group's config as its params."""
-    return Entry(figure_id, title, section, plot=f"{FIGURES_CH6}:plot_{figure_id}", caption=caption,
-                 inputs=lambda config: inputs_of(ch6_group(config, group)),
-                 params=lambda config: ch6_group(config, group), configured=_configured(group),
-                 data_source=data_source)
-
-
-def group_claims(function: str, group: str, inputs_of) -> ClaimSet:
-    return ClaimSet(f"{CLAIMS_CH6}:{function}", lambda config: inputs_of(ch6_group(config, group)),
-                    params=lambda config: {"thresholds": config["claim_thresholds"], "spec": ch6_group(config, group)},
-                    configured=_configured(group))
 
 
 def perturbation_inputs(spec: dict) -> dict[str, list[str]]:
@@ -322,13 +320,13 @@ ENTRIES = [
     data_figure("fig_4_6", "ResNet34 without BatchNorm on CIFAR-10: EKFAC-ra, KFAC, SGD+BN; loss per epoch and "
                 "per second, validation error", "Chapter 4", EKFAC_TRAINING),
     # Chapter 5: lazy vs hasty (appendix C below)
-    ch5_figure("fig_5_1", "Yin-yang toy: training loss of non-linear and linearised runs, and Δloss maps at "
+    group_figure("fig_5_1", "Yin-yang toy: training loss of non-linear and linearised runs, and Δloss maps at "
                "three loss thresholds", "Chapter 5", "toy", toy_inputs, data_source=TOY_DATA),
     difficulty_figure("fig_5_2", "ResNet18 on CIFAR-10, α = 1 vs α = 100: loss per C-score group, clean vs "
                       "noisy-label loss, linearity metrics", "Chapter 5"),
     spurious_figure("fig_5_3", "Spurious correlations on CelebA and Waterbirds: accuracy with and without the "
                     "spurious feature, α = 0.5, 1 and 100", "Chapter 5"),
-    ch5_figure("fig_5_4", "Quadratic model in closed form: learning order flipped, clean labels first, spurious "
+    group_figure("fig_5_4", "Quadratic model in closed form: learning order flipped, clean labels first, spurious "
                "feature first", "Chapter 5", "analytic", analytic_inputs, data_source=ANALYTIC_DATA),
     # Chapter 6: NTK alignment (appendix B below)
     group_figure("fig_6_1", "Eigenfunctions of the tangent kernel on the 2-D disk task over training",
@@ -387,7 +385,7 @@ ENTRIES = [
                       "group", "Appendix C"),
     spurious_figure("fig_C_7", "As Fig 5.3 (spurious correlations, CelebA) with other seeds", "Appendix C"),
     spurious_figure("fig_C_8", "As Fig 5.3 (spurious correlations, Waterbirds) with other seeds", "Appendix C"),
-    ch5_figure("fig_C_9", "Unconstrained 2-layer linear MLP on the three analytical datasets: per-group curves as "
+    group_figure("fig_C_9", "Unconstrained 2-layer linear MLP on the three analytical datasets: per-group curves as "
                "in Fig 5.4", "Appendix C", "analytic", twolayer_inputs, data_source=ANALYTIC_DATA),
 ]
 
@@ -398,9 +396,9 @@ def _claim_params(group: str, runs_of):
 
 
 CLAIM_SETS = [
-    ch5_claims("toy_claims", "toy", toy_inputs),
-    ch5_claims("analytic_claims", "analytic", analytic_claim_inputs),
-    ch5_claims("difficulty_claims", "difficulty", difficulty_claim_inputs),
+    group_claims("toy_claims", "toy", toy_inputs, "ch5"),
+    group_claims("analytic_claims", "analytic", analytic_claim_inputs, "ch5"),
+    group_claims("difficulty_claims", "difficulty", difficulty_claim_inputs, "ch5"),
     SPURIOUS_CLAIMS,
     ClaimSet(f"{CLAIMS_CH6}:alignment_claims", _kernel_inputs("alignment", _both_spectra, ALIGNMENT_FILES),
              params=_claim_params("alignment", _both_spectra), configured=_configured("alignment")),
