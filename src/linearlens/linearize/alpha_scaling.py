@@ -26,7 +26,6 @@ import copy
 
 import torch
 from torch import Tensor, nn
-from torch.func import functional_call
 
 from ..train.optimisers import build_optimiser
 
@@ -44,13 +43,6 @@ def alpha_scaled(outputs: Tensor, initial_outputs: Tensor, alpha: float, keep_in
     """f^α from f_θ(x) and f_θ₀(x): the one formula every α-scaled model uses."""
     scaled = alpha * (outputs - initial_outputs)
     return scaled + initial_outputs if keep_initial_output else scaled
-
-
-def functional_alpha_outputs(model: nn.Module, params: dict[str, Tensor], initial_params: dict[str, Tensor],
-                             x: Tensor, alpha: float, keep_initial_output: bool = False) -> Tensor:
-    """f^α with explicit parameter dicts (for ``torch.func.vmap`` over many runs at once)."""
-    initial = functional_call(model, initial_params, (x,)).detach()
-    return alpha_scaled(functional_call(model, params, (x,)), initial, alpha, keep_initial_output)
 
 
 def _batch_norms(model: nn.Module) -> list[nn.Module]:

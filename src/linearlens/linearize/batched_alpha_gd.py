@@ -69,7 +69,7 @@ def threshold_gd(network: nn.Module, initial: dict[str, Tensor], alphas: list[fl
     scale = torch.as_tensor(alphas, dtype=x.dtype, device=device)
     step_sizes = torch.as_tensor([alpha_learning_rate(lr, a) for a in alphas], dtype=x.dtype, device=device)
     limits = torch.as_tensor(thresholds, dtype=x.dtype, device=device)
-    # f_θ₀ never changes: computed once here, where ``functional_alpha_outputs`` would redo it every step
+    # f_θ₀ never changes: computed once here, not at every step
     initial_train = batched_outputs(network, initial, x).detach()
     initial_eval = batched_outputs(network, initial, x_eval, shared_inputs=True).detach()
 
