@@ -281,7 +281,8 @@ GPU_RULES = {"telescoping_approximation_run", "telescoping_smoother_run", "teles
              "telescoping_tabular_run", "telescoping_lmc_pretrain", "telescoping_lmc_parent",
              "telescoping_lmc_children", "extract_ntk", "benchmark_kernels", "benchmark_telescoping",
              "fit_tree_ensemble", "iterative_linearisation_run", "iterative_linearisation_probe",
-             "benchmark_iterative_linearisation", "george_thesis_ch6_run_alignment",
+             "benchmark_iterative_linearisation", "george_thesis_ch5_run_toy", "george_thesis_ch5_run_difficulty",
+             "george_thesis_ch5_run_spurious", "george_thesis_ch6_run_alignment",
              "george_thesis_ch6_run_easy_difficult", "george_thesis_ch6_run_complexity", "george_thesis_ch6_run_disk",
              "george_thesis_ch6_run_perturbation"}
 
