@@ -164,12 +164,42 @@ def test_models_in_lockstep_match_separate_runs(optimiser):
     assert not torch.equal(lockstep.member(0)[first], lockstep.member(1)[first])
 
 
-def test_lockstep_refuses_a_model_with_running_statistics():
-    model = nn.Sequential(nn.Linear(5, 4), nn.BatchNorm1d(4))
+def test_lockstep_members_keep_their_own_batch_norm_statistics():
+    """A BatchNorm network in lockstep (ResNet-20 in Karp ch. 2): each member's parameters and
+    running statistics end where a separate run on its own set ends, and evaluation uses them."""
     x, y = toy_task()
-    with pytest.raises(ValueError, match="BatchNorm"):
-        LockstepLearner(model, [parameters(model)], lambda p: torch.optim.SGD(p, lr=0.1), F.cross_entropy,
-                        x, y, torch.arange(len(x))[None])
+    pool_x = torch.cat([x, torch.full((1, 5), 2.0, dtype=torch.float64)])
+    pool_y = torch.cat([y, torch.tensor([2])])
+    s = torch.arange(len(x))
+    s_prime = s.clone()
+    s_prime[3] = len(x)
+    examples = torch.stack([s, s_prime])
+
+    def new_bn_model():
+        torch.manual_seed(0)
+        return nn.Sequential(nn.Linear(5, 16), nn.BatchNorm1d(16), nn.ReLU(), nn.Linear(16, 3)).double()
+
+    def optimiser(params):
+        return torch.optim.SGD(params, lr=0.05, momentum=0.9)
+
+    steps, batch = 20, 8
+    separate = []
+    for member in range(len(examples)):
+        model = new_bn_model()
+        learner = SupervisedLearner(model, optimiser(model.parameters()), F.cross_entropy, pool_x[examples[member]],
+                                    pool_y[examples[member]])
+        Session(learner, EpochBatches(len(x), batch, 11), steps).run()
+        separate.append(model)
+    model = new_bn_model()
+    lockstep = LockstepLearner(model, [parameters(model)] * 2, optimiser, F.cross_entropy, pool_x, pool_y, examples)
+    Session(lockstep, EpochBatches(len(x), batch, 11), steps).run()
+    evaluated = lockstep.outputs(x, train=False, shared_inputs=True)
+    for member, alone in enumerate(separate):
+        for name, value in alone.state_dict().items():
+            torch.testing.assert_close(lockstep.member_state(member)[name], value, rtol=0, atol=1e-12)
+        alone.eval()
+        torch.testing.assert_close(evaluated[member], alone(x).detach(), rtol=0, atol=1e-12)
+    assert not torch.equal(lockstep.member_state(0)["1.running_mean"], lockstep.member_state(1)["1.running_mean"])
 
 
 def test_loss_thresholds_fire_once_at_the_first_crossing_and_remember_it():

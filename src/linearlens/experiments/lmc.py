@@ -24,6 +24,7 @@ from ..kernels.ntk import jacobian_from_factors
 from ..models.zoo import build_model
 from ..train.augment import augment
 from ..train.batches import GeneratorBatches
+from ..train.interpolation import interpolate
 from ..train.learners import SupervisedLearner
 from ..train.runtime import load_checkpoint, seed_everything
 from ..train.schedules import AtSteps, StepDecay
@@ -104,13 +105,6 @@ def train_children(model: nn.Module, schedule: Schedule, x: Tensor, y: Tensor, s
         train(model, optimizer, schedule, x, y, state.step, schedule.steps, torch.Generator().manual_seed(seed))
         finals.append(copy.deepcopy(model.state_dict()))
     return finals
-
-
-def interpolate(first: dict, second: dict, alpha: float) -> dict:
-    """α·first + (1 − α)·second for every floating tensor of a state dict (weights and BatchNorm
-    running statistics, as FDRC20); integer buffers (batch counts) are taken from ``first``."""
-    return {name: alpha * first[name] + (1 - alpha) * second[name] if first[name].is_floating_point()
-            else first[name].clone() for name in first}
 
 
 def accuracy_at(model: nn.Module, state: dict, x: Tensor, y: Tensor, batch_size: int = 1000) -> float:

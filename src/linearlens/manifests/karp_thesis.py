@@ -2,12 +2,19 @@
 appendices A-C, in the thesis's own numbering. Appendix A belongs to chapter 2, B to chapter 3 and
 C to chapter 5; chapters 1 and 6 have none."""
 
-from .entries import BUILT, ILLUSTRATIVE, NOT_BUILT, Entry
+from ..analysis.karp_thesis.ch2 import (
+    configurations,
+    interpolation_path,
+    kept_sizes,
+    pair_rows_paths,
+    sweep_inputs,
+    sweep_settings,
+)
+from .entries import BUILT, ILLUSTRATIVE, NOT_BUILT, ClaimSet, Entry
 
 TITLE = "Stefani Karp (PhD thesis, 2024): Adapting to structure and using structure to adapt"
 
 # The issue that builds each part; the note of every entry not built yet names it.
-STABILITY = "issue 25 (stability of SGD)"
 LOCAL_SIGNAL = "issue 28 (local signal adaptivity)"
 DECISION_LISTS = "issue 28 (the transformer on decision lists)"
 GROWING = "issue 29 (growing language models)"
@@ -19,6 +26,81 @@ def _todo(entry_id: str, title: str, section: str, issue: str, detail: str = "")
     return Entry(entry_id, title, section, NOT_BUILT, note)
 
 
+# --- Chapter 2 and appendix A: the pair runs of each configuration -----------------------------
+
+FIGURES_CH2 = "linearlens.figures.karp_thesis.ch2"
+CLAIMS_CH2 = "linearlens.claims.karp_thesis.ch2"
+NETWORKS = ("1a", "2a", "2b")  # Table 2.1's configurations (Figs 2.2-2.4, A.2-A.15)
+
+
+def ch2_spec(config: dict) -> dict | None:
+    return config.get("ch2")
+
+
+def _has(*names: str):
+    """Configured when the chapter has every named configuration."""
+    return lambda config: bool(ch2_spec(config)) and all(n in configurations(ch2_spec(config)) for n in names)
+
+
+def _provenance(spec: dict, names) -> list[str]:
+    datasets = dict.fromkeys(configurations(spec)[name]["dataset"] for name in names)
+    return [f"results/data/{dataset}.json" for dataset in datasets]
+
+
+def _pair_inputs(names, trials_of=lambda settings: settings["trials"]):
+    def inputs(config: dict) -> dict[str, list[str]]:
+        spec = ch2_spec(config)
+        runs = [path for name in names
+                for path in pair_rows_paths(spec, name, trials_of(configurations(spec)[name]))]
+        return {"runs": runs, "provenance": _provenance(spec, names)}
+    return inputs
+
+
+def _interpolation_inputs(names, trials_of):
+    def inputs(config: dict) -> dict[str, list[str]]:
+        spec = ch2_spec(config)
+        curves = [interpolation_path(name, trial, m) for name in names
+                  for trial in trials_of(configurations(spec)[name]) for m in kept_sizes(configurations(spec)[name])]
+        return {"curves": curves, "provenance": _provenance(spec, names)}
+    return inputs
+
+
+def _first_trial(settings: dict) -> list[int]:
+    return settings["trials"][:1]
+
+
+def _other_trials(settings: dict) -> list[int]:
+    return settings["trials"][1:]
+
+
+def _sweep_inputs(config: dict) -> dict[str, list[str]]:
+    spec = ch2_spec(config)
+    return {**sweep_inputs(spec), "provenance": _provenance(spec, [sweep_settings(spec)["configuration"]])}
+
+
+def _sweep_configured(config: dict) -> bool:
+    spec = ch2_spec(config)
+    return bool(spec) and bool(sweep_settings(spec))
+
+
+def _interpolations_configured(names, trials_of):
+    def configured(config: dict) -> bool:
+        spec = ch2_spec(config)
+        return (_has(*names)(config) and bool(spec.get("interpolation"))
+                and all(trials_of(configurations(spec)[n]) and kept_sizes(configurations(spec)[n]) for n in names))
+    return configured
+
+
+def ch2_figure(figure_id: str, title: str, section: str, names, inputs=None, configured=None) -> Entry:
+    """A figure of chapter 2 or appendix A drawn from the runs of the configurations ``names``."""
+    return Entry(figure_id, title, section, plot=f"{FIGURES_CH2}:plot_{figure_id}",
+                 inputs=inputs or _pair_inputs(names), params=ch2_spec, configured=configured or _has(*names))
+
+
+def _appendix_trials(figure_id: str, configuration: str, iteration: str, rows: str) -> Entry:
+    return ch2_figure(figure_id, _all_trials(configuration, iteration, rows), "Appendix A", [configuration])
+
+
 def _all_trials(config: str, iteration: str, rows: str) -> str:
     return f"All three trials of configuration {config} at iteration {iteration}: {rows} against m"
 
@@ -26,15 +108,30 @@ def _all_trials(config: str, iteration: str, rows: str) -> str:
 CE_GAP_AND_STABILITY = "cross-entropy gap and stability"
 GAPS_AND_STABILITY = "0-1 gap, cross-entropy gap and stability"
 
+CH2_CLAIMS = ClaimSet(
+    f"{CLAIMS_CH2}:stability_claims",
+    lambda config: {name: files for name, files in (
+        ("logistic", _pair_inputs(["lr"])(config)["runs"] if _has("lr")(config) else []),
+        ("networks", _pair_inputs([n for n in NETWORKS if _has(n)(config)])(config)["runs"]),
+        ("curves", _interpolation_inputs([n for n in NETWORKS if _has(n)(config)],
+                                         lambda settings: settings["trials"])(config)["curves"]
+         if ch2_spec(config).get("interpolation") else []),
+        ("sweep", _sweep_inputs(config)["sweep"] if _sweep_configured(config) else []),
+        ("sweep_pairs", _sweep_inputs(config)["pairs"] if _sweep_configured(config) else []),
+    ) if files},
+    params=lambda config: {"thresholds": config["claim_thresholds"], "spec": ch2_spec(config)},
+    configured=lambda config: bool(ch2_spec(config)))
+
 FIGURES = [
-    _todo("fig_2_1", "Logistic regression on binary MNIST: logistic gap, logistic stability, parameter "
-          "distance and 0-1 gap against m", "Chapter 2", STABILITY),
-    _todo("fig_2_2", "ResNet-20 configurations 1a, 2a, 2b: 0-1 gap, cross-entropy gap and cross-entropy "
-          "stability against m", "Chapter 2", STABILITY),
-    _todo("fig_2_3", "‖A(S) − A(S′)‖₂ at t = 100,000 against m for the three network configurations",
-          "Chapter 2", STABILITY),
-    _todo("fig_2_4", "Linear mode connectivity at t = 100,000: train and test accuracy along "
-          "αW_S + (1 − α)W_S′, m = 15,000 (a) and 50,000 (b)", "Chapter 2", STABILITY),
+    ch2_figure("fig_2_1", "Logistic regression on binary MNIST: logistic gap, logistic stability, parameter "
+               "distance and 0-1 gap against m", "Chapter 2", ["lr"]),
+    ch2_figure("fig_2_2", "ResNet-20 configurations 1a, 2a, 2b: 0-1 gap, cross-entropy gap and cross-entropy "
+               "stability against m", "Chapter 2", NETWORKS, _pair_inputs(NETWORKS, _first_trial)),
+    ch2_figure("fig_2_3", "‖A(S) − A(S′)‖₂ at t = 100,000 against m for the three network configurations",
+               "Chapter 2", NETWORKS, _pair_inputs(NETWORKS, _first_trial)),
+    ch2_figure("fig_2_4", "Linear mode connectivity at t = 100,000: train and test accuracy along "
+               "αW_S + (1 − α)W_S′, m = 15,000 (a) and 50,000 (b)", "Chapter 2", NETWORKS,
+               _interpolation_inputs(NETWORKS, _first_trial), _interpolations_configured(NETWORKS, _first_trial)),
     Entry("fig_3_1", "ImageNet photos (bicycle, canoe, school bus, balloon) whose label-determining "
           "object is one part of a large background", "Chapter 3", ILLUSTRATIVE,
           "four ImageNet-2012 photographs: not redistributable, and no data of ours to draw them from"),
@@ -60,35 +157,35 @@ FIGURES = [
           "loss, Recall@k and relative regret", "Chapter 5", GROWING),
     _todo("fig_5_4", "UL2 growth, steps 300,000-302,000: Spearman heatmap and correlation with the "
           "final loss", "Chapter 5", GROWING),
-    _todo("fig_A_1", "Configuration 1a, 20 samples per m over a wider range of m at 50,000 and 150,000 "
-          "iterations, linear and log-log axes", "Appendix A", STABILITY),
-    _todo("fig_A_2", _all_trials("1a (SVHN)", "100,000", GAPS_AND_STABILITY), "Appendix A", STABILITY),
-    _todo("fig_A_3", _all_trials("2a (CIFAR-10, no momentum)", "100,000", GAPS_AND_STABILITY),
-          "Appendix A", STABILITY),
-    _todo("fig_A_4", _all_trials("2b (CIFAR-10, momentum 0.9)", "100,000", GAPS_AND_STABILITY),
-          "Appendix A", STABILITY),
-    _todo("fig_A_5", _all_trials("1a", "50,000", CE_GAP_AND_STABILITY), "Appendix A", STABILITY),
-    _todo("fig_A_6", _all_trials("2a", "50,000", CE_GAP_AND_STABILITY), "Appendix A", STABILITY),
-    _todo("fig_A_7", _all_trials("2b", "50,000", CE_GAP_AND_STABILITY), "Appendix A", STABILITY),
-    _todo("fig_A_8", _all_trials("1a", "150,000", CE_GAP_AND_STABILITY), "Appendix A", STABILITY),
-    _todo("fig_A_9", _all_trials("2a", "150,000", CE_GAP_AND_STABILITY), "Appendix A", STABILITY),
-    _todo("fig_A_10", _all_trials("2b", "150,000", CE_GAP_AND_STABILITY), "Appendix A", STABILITY),
-    _todo("fig_A_11", "‖A(S) − A(S′)‖₂ at t = 100,000 against m, every configuration and trial",
-          "Appendix A", STABILITY),
-    _todo("fig_A_12", "‖A(S)‖₂ at t = 100,000 against m, every configuration and trial",
-          "Appendix A", STABILITY),
-    _todo("fig_A_13", "Distance ‖A(S) − A(S′)‖₂ normalised by the mean parameter norm at t = 100,000, "
-          "every configuration and trial", "Appendix A", STABILITY),
-    _todo("fig_A_14", "Linear mode connectivity in further trials, configuration 1a (SVHN)",
-          "Appendix A", STABILITY),
-    _todo("fig_A_15", "Linear mode connectivity in further trials, configuration 2a (CIFAR-10, no "
-          "momentum)", "Appendix A", STABILITY),
+    ch2_figure("fig_A_1", "Configuration 1a, 20 samples per m over a wider range of m at 50,000 and 150,000 "
+               "iterations, linear and log-log axes", "Appendix A", ["1a"], _sweep_inputs, _sweep_configured),
+    _appendix_trials("fig_A_2", "1a", "100,000", GAPS_AND_STABILITY),
+    _appendix_trials("fig_A_3", "2a", "100,000", GAPS_AND_STABILITY),
+    _appendix_trials("fig_A_4", "2b", "100,000", GAPS_AND_STABILITY),
+    _appendix_trials("fig_A_5", "1a", "50,000", CE_GAP_AND_STABILITY),
+    _appendix_trials("fig_A_6", "2a", "50,000", CE_GAP_AND_STABILITY),
+    _appendix_trials("fig_A_7", "2b", "50,000", CE_GAP_AND_STABILITY),
+    _appendix_trials("fig_A_8", "1a", "150,000", CE_GAP_AND_STABILITY),
+    _appendix_trials("fig_A_9", "2a", "150,000", CE_GAP_AND_STABILITY),
+    _appendix_trials("fig_A_10", "2b", "150,000", CE_GAP_AND_STABILITY),
+    ch2_figure("fig_A_11", "‖A(S) − A(S′)‖₂ at t = 100,000 against m, every configuration and trial",
+               "Appendix A", NETWORKS),
+    ch2_figure("fig_A_12", "‖A(S)‖₂ at t = 100,000 against m, every configuration and trial", "Appendix A", NETWORKS),
+    ch2_figure("fig_A_13", "Distance ‖A(S) − A(S′)‖₂ normalised by the mean parameter norm at t = 100,000, "
+               "every configuration and trial", "Appendix A", NETWORKS),
+    ch2_figure("fig_A_14", "Linear mode connectivity in further trials, configuration 1a (SVHN)", "Appendix A",
+               ["1a"], _interpolation_inputs(["1a"], _other_trials), _interpolations_configured(["1a"], _other_trials)),
+    ch2_figure("fig_A_15", "Linear mode connectivity in further trials, configuration 2a (CIFAR-10, no "
+               "momentum)", "Appendix A", ["2a"], _interpolation_inputs(["2a"], _other_trials),
+               _interpolations_configured(["2a"], _other_trials)),
 ]
 
 TABLES = [
-    _todo("table_2_1", "The three ResNet-20 configurations: dataset, learning rate schedule, batch "
-          "size, momentum", "Chapter 2", STABILITY,
-          "a configuration table (no data), emitted from the config"),
+    Entry("table_2_1", "The three ResNet-20 configurations: dataset, learning rate schedule, batch size, "
+          "momentum", "Chapter 2", note="a configuration table (no data), emitted from the config",
+          plot=f"{FIGURES_CH2}:table_2_1", inputs=lambda config: {"provenance": _provenance(ch2_spec(config), NETWORKS)},
+          params=lambda config: {name: configurations(ch2_spec(config))[name] for name in NETWORKS},
+          configured=_has(*NETWORKS)),
     _todo("table_3_1", "Percentage of the zero-noise test accuracy the WRN and its NTK retain at the "
           "maximum noise level, four image settings", "Chapter 3", LOCAL_SIGNAL),
     _todo("table_5_1", "BERT 12 → 16: LAG@200 against the oracle, LAG@0 and stacking on top: final "
@@ -105,3 +202,4 @@ TABLES = [
 ]
 
 ENTRIES = FIGURES + TABLES
+CLAIM_SETS = [CH2_CLAIMS]

@@ -8,8 +8,9 @@ training indices, and a state to save and resume.
   accumulator, the smoother: ``before_step(indices)`` before the optimiser step and
   ``after_step()`` after it).
 - ``LockstepLearner``: M models of one architecture trained together as one batched computation
-  (``torch.func.vmap`` over stacked parameters), each on its own training set drawn from a shared
-  pool (Karp ch. 2's S and S′, which differ in one example), on the same positions at every step.
+  (``torch.func.vmap`` over stacked parameters and buffers), each on its own training set drawn
+  from a shared pool (Karp ch. 2's S and S′, which differ in one example), on the same positions
+  at every step; BatchNorm keeps each member's running statistics.
 """
 
 from __future__ import annotations
@@ -89,27 +90,42 @@ def unstacked(params: dict[str, Tensor], member: int) -> dict[str, Tensor]:
     return {name: tensor[member].detach().clone() for name, tensor in params.items()}
 
 
+def member_outputs(model: nn.Module, params: dict[str, Tensor], buffers: dict[str, Tensor], inputs: Tensor, *,
+                   train: bool, shared_inputs: bool = False) -> Tensor:
+    """The outputs (M, B, …) of M members of ``model`` (stacked parameters and buffers) on their own
+    inputs (M, B, …), or on the same inputs (B, …) with ``shared_inputs``. ``train``: BatchNorm on
+    batch statistics, updating each member's running statistics in place; else on them."""
+    model.train(train)
+    call = vmap(lambda p, b, xb: functional_call(model, (p, b), (xb,)), in_dims=(0, 0, None if shared_inputs else 0))
+    return call(params, buffers, inputs)
+
+
 class LockstepLearner:
-    """M members (parameters ``member_params`` of one buffer-free architecture ``model``) trained in
-    lockstep. Member m's training set is ``examples[m]``, n indices into a shared pool (x, y): the
-    same n positions for every member, so S and S′ = S with example i replaced by z differ in one
-    row, and pairs of different samples S₁, S₂, … sit side by side. At each step every member steps
-    on the same positions of its own set. One backward pass of the summed member losses gives each
-    member its own gradient; the optimiser (``optimizer_of`` on the stacked tensors) must update
-    elementwise (SGD, Adam, …), so each member's update is the one it would take alone."""
+    """M members (parameters ``member_params`` of one architecture ``model``) trained in lockstep.
+    Member m's training set is ``examples[m]``, n indices into a shared pool (x, y): the same n
+    positions for every member, so S and S′ = S with example i replaced by z differ in one row, and
+    pairs of different samples S₁, S₂, … sit side by side. At each step every member steps on the
+    same positions of its own set. One backward pass of the summed member losses gives each member
+    its own gradient; the optimiser (``optimizer_of`` on the stacked tensors) must update
+    elementwise (SGD, Adam, …), so each member's update is the one it would take alone.
+
+    Buffers (BatchNorm's running statistics) are stacked too, one set per member, starting from
+    ``member_buffers`` or else from the model's own: a training step updates each member's set from
+    its own batch, and ``outputs(..., train=False)`` evaluates with them."""
 
     def __init__(self, model: nn.Module, member_params: Sequence[dict[str, Tensor]],
                  optimizer_of: Callable[[list[Tensor]], torch.optim.Optimizer], loss: Loss, x: Tensor, y: Tensor,
-                 examples: Tensor, *, learning_rate: Callable[[int], float] = constant):
-        if any(True for _ in model.buffers()):
-            raise ValueError("lockstep training needs a model without buffers (BatchNorm's running "
-                             "statistics are not stacked per member)")
+                 examples: Tensor, *, learning_rate: Callable[[int], float] = constant,
+                 member_buffers: Sequence[dict[str, Tensor]] | None = None):
         if examples.dim() != 2 or len(examples) != len(member_params):
             raise ValueError(f"{len(member_params)} members need examples of shape ({len(member_params)}, n), "
                              f"got {tuple(examples.shape)}")
         self.model, self.loss, self.x, self.y = model, loss, x, y
         self.examples = examples.to(x.device)
         self.params = {name: t.clone().requires_grad_(True) for name, t in stacked(member_params).items()}
+        own_buffers = {name: b.detach() for name, b in model.named_buffers()}
+        self.buffers = stacked(member_buffers or [own_buffers] * len(member_params)) if own_buffers else {}
+        self.buffers = {name: t.clone().to(x.device) for name, t in self.buffers.items()}
         self.optimizer = optimizer_of(list(self.params.values()))
         self.learning_rate = learning_rate
         keep_initial_learning_rates(self.optimizer)
@@ -120,13 +136,16 @@ class LockstepLearner:
     def members(self) -> int:
         return len(self.examples)
 
-    def outputs(self, inputs: Tensor, params: dict[str, Tensor] | None = None) -> Tensor:
-        """Every member's outputs on its own inputs (M, B, …)."""
-        return vmap(lambda p, xb: functional_call(self.model, p, (xb,)))(params or self.params, inputs)
+    def outputs(self, inputs: Tensor, params: dict[str, Tensor] | None = None, *, train: bool = True,
+                shared_inputs: bool = False) -> Tensor:
+        """Every member's outputs (M, B, …) on its own inputs (M, B, …), or on the same inputs (B,
+        …) with ``shared_inputs``. ``train``: BatchNorm on batch statistics, updating each
+        member's running statistics; else on the running statistics."""
+        return member_outputs(self.model, params or self.params, self.buffers, inputs, train=train,
+                              shared_inputs=shared_inputs)
 
     def step(self, indices: Tensor, step: int) -> Tensor:
         set_learning_rates(self.optimizer, self.learning_rate(step))
-        self.model.train()
         self.optimizer.zero_grad(set_to_none=True)
         rows = self.examples[:, indices.to(self.device)]  # (M, B) pool indices
         losses = vmap(self.loss)(self.outputs(self.x[rows]), self.y[rows])
@@ -136,17 +155,25 @@ class LockstepLearner:
         return self.member_losses.mean()
 
     def member(self, m: int) -> dict[str, Tensor]:
+        """Member m's parameters."""
         return unstacked(self.params, m)
+
+    def member_state(self, m: int) -> dict[str, Tensor]:
+        """Member m's parameters and buffers, as the model's ``state_dict`` names them."""
+        return {**self.member(m), **unstacked(self.buffers, m)}
 
     def snapshot(self) -> list[dict[str, Tensor]]:
         return [self.member(m) for m in range(self.members)]
 
     def state_dict(self) -> dict:
         return {"params": {n: t.detach().clone() for n, t in self.params.items()},
+                "buffers": {n: t.clone() for n, t in self.buffers.items()},
                 "optimizer": copy.deepcopy(self.optimizer.state_dict())}
 
     def load_state_dict(self, state: dict) -> None:
         with torch.no_grad():
             for name, tensor in self.params.items():
                 tensor.copy_(state["params"][name])
+            for name, tensor in self.buffers.items():
+                tensor.copy_(state["buffers"][name])
         self.optimizer.load_state_dict(state["optimizer"])

@@ -1,2 +1,192 @@
-"""Chapter 2 and Appendix A, the algorithmic stability of SGD: the summaries behind Figs 2.1-2.4,
-A.1-A.15 and Table 2.1 (a configuration table). Filled by issue 25."""
+"""Chapter 2 and Appendix A, the algorithmic stability of SGD: where the pair runs live, what each
+job trains, and the summaries behind Figs 2.1-2.4, A.1-A.15 and Table 2.1 (torch-free, shared by
+the figures and the claims).
+
+A *configuration* (the logistic regression of Fig 2.1, or one of Table 2.1's ResNet-20 settings 1a,
+2a, 2b) is trained on pairs (S, S′) of training sets of size m that differ in one example; one
+job trains a block of pairs of one size and one trial in lockstep and records, at each snapshot
+(the thesis's t = 50k, 100k, 150k: ``early``, ``main``, ``late``), the generalisation gaps of A(S),
+the stability sample β̂(S, S′) = max over the test set of |ℓ(A(S), z′) − ℓ(A(S′), z′)| and the
+parameter norms and distance. Every plotted quantity is a maximum over samples at each m with a
+power law a·m^b fitted to the maxima (spec §1.1).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import curve_fit
+
+RUNS = "results/karp_thesis/runs/ch2"
+STATE = "results/karp_thesis/state/ch2"
+SNAPSHOTS = ("early", "main", "late")  # the thesis's t = 50,000, 100,000, 150,000 iterations
+THESIS_ITERATIONS = {"early": 50_000, "main": 100_000, "late": 150_000}
+# The keys of a configuration that change what its jobs train (its name, labels and the list of
+# sizes, trials and pairs do not: a job trains one size, one trial and one block of pairs).
+TRAINING_KEYS = ("dataset", "model", "layout", "loss", "init", "optimiser", "lr_drops", "lr_drop_factor",
+                 "batch_size", "steps", "snapshots", "eval_batch")
+
+
+# --- the design: configurations, blocks of pairs, files --------------------------------------
+
+def configurations(spec: dict) -> dict[str, dict]:
+    return spec["configurations"]
+
+
+def training_settings(spec: dict, configuration: str) -> dict:
+    """What a job of this configuration trains, whatever its size, trial and pairs."""
+    settings = configurations(spec)[configuration]
+    return {key: settings[key] for key in TRAINING_KEYS if key in settings}
+
+
+def blocks(settings: dict) -> int:
+    """Jobs per (configuration, trial, size): the pairs in blocks of ``pairs_per_job``."""
+    return -(-settings["pairs"] // settings["pairs_per_job"])
+
+
+def block_pairs(settings: dict, block: int) -> list[int]:
+    """The pair numbers of one block (the last block may be short)."""
+    first = block * settings["pairs_per_job"]
+    return list(range(first, min(first + settings["pairs_per_job"], settings["pairs"])))
+
+
+def pair_rows_path(configuration: str, trial: int, m: int, block: int) -> str:
+    return f"{RUNS}/pairs/{configuration}/trial{trial}/m{m}/block{block}.csv"
+
+
+def pair_states_path(configuration: str, trial: int, m: int, block: int) -> str:
+    """The members' states at the main snapshot, kept for the sizes mode connectivity reads."""
+    return f"{RUNS}/pairs/{configuration}/trial{trial}/m{m}/block{block}_states.pt"
+
+
+def sweep_rows_path(configuration: str, trial: int, m: int) -> str:
+    return f"{RUNS}/sweep/{configuration}/trial{trial}/m{m}.csv"
+
+
+def interpolation_path(configuration: str, trial: int, m: int) -> str:
+    return f"{RUNS}/interpolation/{configuration}/trial{trial}/m{m}.csv"
+
+
+def pair_rows_paths(spec: dict, configuration: str, trials=None, sizes=None) -> list[str]:
+    settings = configurations(spec)[configuration]
+    return [pair_rows_path(configuration, trial, m, block)
+            for trial in (trials or settings["trials"]) for m in (sizes or settings["sizes"])
+            for block in range(blocks(settings))]
+
+
+def kept_sizes(settings: dict) -> list[int]:
+    """The sizes whose members' states are kept (mode connectivity), among the configured ones."""
+    return [m for m in settings.get("keep_states", []) if m in settings["sizes"]]
+
+
+def pair_states_paths(spec: dict, configuration: str, trial: int, m: int) -> list[str]:
+    settings = configurations(spec)[configuration]
+    return [pair_states_path(configuration, trial, m, block) for block in range(blocks(settings))]
+
+
+def sweep_settings(spec: dict) -> dict | None:
+    return spec.get("sweep")
+
+
+def sweep_sizes_trained(spec: dict) -> list[int]:
+    """Fig A.1's sizes that need runs of their own: the others are read from the pair runs of the
+    same configuration and trial (their first ``samples`` pairs' A(S), the same draws of S)."""
+    sweep = sweep_settings(spec)
+    paired = set(configurations(spec)[sweep["configuration"]]["sizes"])
+    return [m for m in sweep["sizes"] if m not in paired]
+
+
+def sweep_inputs(spec: dict) -> dict[str, list[str]]:
+    sweep = sweep_settings(spec)
+    configuration, trial = sweep["configuration"], sweep["trial"]
+    paired = [m for m in sweep["sizes"] if m not in sweep_sizes_trained(spec)]
+    return {"sweep": [sweep_rows_path(configuration, trial, m) for m in sweep_sizes_trained(spec)],
+            "pairs": pair_rows_paths(spec, configuration, [trial], paired) if paired else []}
+
+
+def interpolated(spec: dict) -> list[tuple[str, int, int]]:
+    """Every (configuration, trial, size) with kept states: one mode-connectivity job each."""
+    return [(name, trial, m) for name, settings in configurations(spec).items()
+            for trial in settings["trials"] for m in kept_sizes(settings)]
+
+
+def interpolation_alphas(settings: dict) -> np.ndarray:
+    """α of W(α) = α·W_S + (1 − α)·W_S′: np.linspace(start, stop, points); the thesis's 76 points
+    on [−1, 2] step 0.04."""
+    return np.linspace(settings["start"], settings["stop"], settings["points"]).round(12)
+
+
+# --- reading runs --------------------------------------------------------------------------------
+
+def read_rows(paths: list[str]) -> pd.DataFrame:
+    return pd.concat([pd.read_csv(path) for path in paths], ignore_index=True) if paths else pd.DataFrame()
+
+
+def sweep_rows(paths: dict[str, list[str]], samples: int) -> pd.DataFrame:
+    """Fig A.1's A(S) rows: the sweep's own runs and the first ``samples`` pairs of the pair runs."""
+    own = read_rows(paths["sweep"])
+    paired = read_rows(paths["pairs"])
+    if len(paired):
+        paired = paired[paired["pair"] < samples].rename(columns={"pair": "sample"})
+        paired = paired[[column for column in own.columns if column in paired.columns]] if len(own) else paired
+    return pd.concat([own, paired], ignore_index=True).sort_values(["m", "sample", "step"], ignore_index=True)
+
+
+# --- the summaries: per-size maxima and their power law -----------------------------------------
+
+def per_size_maxima(rows: pd.DataFrame, column: str) -> pd.Series:
+    """The red dots: max over samples at each m (sup over S, or over (S, S′), estimated)."""
+    return rows.groupby("m")[column].max().sort_index()
+
+
+def loglog_slope(m: np.ndarray, y: np.ndarray) -> float:
+    """Ordinary least squares slope of log y on log m (a diagnostic beside the fitted exponent)."""
+    m, y = np.asarray(m, float), np.asarray(y, float)
+    keep = y > 0
+    if keep.sum() < 2:
+        return float("nan")
+    return float(np.polyfit(np.log(m[keep]), np.log(y[keep]), 1)[0])
+
+
+def power_law_fit(m, y) -> tuple[float, float]:
+    """(a, b) of y = a·m^b fitted by ``scipy.optimize.curve_fit`` in linear space (as the thesis
+    does; the largest values, at small m, dominate), started from the log-log least-squares line.
+    NaN when fewer than two positive values."""
+    m, y = np.asarray(m, float), np.asarray(y, float)
+    keep = y > 0
+    if keep.sum() < 2:
+        return float("nan"), float("nan")
+    b0 = loglog_slope(m[keep], y[keep])
+    a0 = float(np.exp(np.mean(np.log(y[keep]) - b0 * np.log(m[keep]))))
+    try:
+        (a, b), _ = curve_fit(lambda x, a, b: a * np.power(x, b), m[keep], y[keep], p0=(a0, b0), maxfev=20_000)
+    except RuntimeError:  # no convergence: the log-log line is the fit then
+        return a0, b0
+    return float(a), float(b)
+
+
+def exponent_summary(rows: pd.DataFrame, column: str) -> dict[str, float]:
+    """The fitted exponent b of the per-size maxima of ``column``, its log-log slope, and a."""
+    maxima = per_size_maxima(rows, column)
+    a, b = power_law_fit(maxima.index.to_numpy(), maxima.to_numpy())
+    return {"a": a, "b": b, "loglog": loglog_slope(maxima.index.to_numpy(), maxima.to_numpy())}
+
+
+def at_snapshot(rows: pd.DataFrame, snapshot: str) -> pd.DataFrame:
+    return rows[rows["snapshot"] == snapshot]
+
+
+# --- mode connectivity ---------------------------------------------------------------------------
+
+def interpolation_dips(curves: pd.DataFrame, split: str = "test") -> pd.Series:
+    """Per pair: how far the accuracy on α ∈ [0, 1] falls below the lower endpoint (α = 0 or 1),
+    in accuracy points; 0 for a linearly connected pair."""
+    column = f"{split}_accuracy"
+    inside = curves[(curves["alpha"] >= 0) & (curves["alpha"] <= 1)]
+
+    def dip(curve: pd.DataFrame) -> float:
+        by_alpha = curve.set_index("alpha")[column]
+        endpoints = min(by_alpha.loc[by_alpha.index.min()], by_alpha.loc[by_alpha.index.max()])
+        return float(max(0.0, endpoints - by_alpha.min()))
+
+    return inside.groupby("pair").apply(dip, include_groups=False)
