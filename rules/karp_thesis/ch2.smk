@@ -13,6 +13,8 @@ if KARP_CH2:
         interpolated,
         kept_sizes,
         pair_states_paths,
+        parse_run,
+        run_name,
         sweep_settings,
         sweep_sizes_trained,
         training_settings,
@@ -23,7 +25,7 @@ if KARP_CH2:
     # members' states are kept at the main snapshot (mode connectivity): a rule each, so that a
     # job's outputs follow from its path.
     KARP_CH2_PAIR_RUNS = {
-        kept: [f"{name}/trial{trial}/m{m}" for name, settings in KARP_CH2_CONFIGURATIONS.items()
+        kept: [run_name(name, trial, m) for name, settings in KARP_CH2_CONFIGURATIONS.items()
                for trial in settings["trials"] for m in settings["sizes"] if (m in kept_sizes(settings)) == kept]
         for kept in (False, True)
     }
@@ -35,15 +37,15 @@ if KARP_CH2:
             name:
                 "karp_thesis_ch2_train_kept_pairs" if kept else "karp_thesis_ch2_train_pairs"
             input:
-                data=lambda w: prepared(KARP_CH2_CONFIGURATIONS[w.run.split("/")[0]]["dataset"]),
+                data=lambda w: prepared(KARP_CH2_CONFIGURATIONS[parse_run(w.run)[0]]["dataset"]),
                 code=lambda w: script_code("karp_thesis_ch2_train_pairs.py",
-                                           KARP_CH2_CONFIGURATIONS[w.run.split("/")[0]]["model"]),
+                                           KARP_CH2_CONFIGURATIONS[parse_run(w.run)[0]]["model"]),
             output:
                 rows=f"{KARP_CH2_RUNS}/pairs/{{run}}/block{{block}}.csv",
                 **({"states": f"{KARP_CH2_RUNS}/pairs/{{run}}/block{{block}}_states.pt"} if kept else {}),
             params:
-                settings=lambda w: canonical(training_settings(KARP_CH2, w.run.split("/")[0])),
-                pairs=lambda w: block_pairs(KARP_CH2_CONFIGURATIONS[w.run.split("/")[0]], int(w.block)),
+                settings=lambda w: canonical(training_settings(KARP_CH2, parse_run(w.run)[0])),
+                pairs=lambda w: block_pairs(KARP_CH2_CONFIGURATIONS[parse_run(w.run)[0]], int(w.block)),
                 device=config["device"],
                 # the run's resumable state while it trains (not an output: it survives a killed job)
                 state=lambda w: f"{KARP_CH2_STATE}/pairs/{w.run}/block{w.block}.pt",

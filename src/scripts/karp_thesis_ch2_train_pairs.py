@@ -5,14 +5,14 @@ earlier job was interrupted."""
 
 import torch
 
+from linearlens.analysis.karp_thesis.ch2 import parse_run
 from linearlens.experiments.karp_thesis.ch2 import pair_run
 from linearlens.train.runtime import set_threads
 from linearlens.workflow import inputs_version, logged_job
 
 with logged_job(snakemake) as log:
     set_threads(snakemake.threads)
-    configuration, trial, m = snakemake.wildcards.run.split("/")
-    trial, m = int(trial.removeprefix("trial")), int(m.removeprefix("m"))
+    configuration, trial, m = parse_run(snakemake.wildcards.run)
     kept = "states" in snakemake.output.keys()
     frame, states = pair_run(snakemake.input.data, snakemake.params.settings, configuration, trial, m,
                              list(snakemake.params.pairs), kept, snakemake.params.state,

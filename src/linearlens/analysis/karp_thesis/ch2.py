@@ -50,13 +50,23 @@ def block_pairs(settings: dict, block: int) -> list[int]:
     return list(range(first, min(first + settings["pairs_per_job"], settings["pairs"])))
 
 
+def run_name(configuration: str, trial: int, m: int) -> str:
+    """A (configuration, trial, size) as the part of its files' paths: ``1a/trial1/m15000``."""
+    return f"{configuration}/trial{trial}/m{m}"
+
+
+def parse_run(run: str) -> tuple[str, int, int]:
+    configuration, trial, m = run.split("/")
+    return configuration, int(trial.removeprefix("trial")), int(m.removeprefix("m"))
+
+
 def pair_rows_path(configuration: str, trial: int, m: int, block: int) -> str:
-    return f"{RUNS}/pairs/{configuration}/trial{trial}/m{m}/block{block}.csv"
+    return f"{RUNS}/pairs/{run_name(configuration, trial, m)}/block{block}.csv"
 
 
 def pair_states_path(configuration: str, trial: int, m: int, block: int) -> str:
     """The members' states at the main snapshot, kept for the sizes mode connectivity reads."""
-    return f"{RUNS}/pairs/{configuration}/trial{trial}/m{m}/block{block}_states.pt"
+    return f"{RUNS}/pairs/{run_name(configuration, trial, m)}/block{block}_states.pt"
 
 
 def sweep_rows_path(configuration: str, trial: int, m: int) -> str:
