@@ -23,6 +23,9 @@ SNAPSHOTS = ("early", "main", "late")  # the thesis's t = 50,000, 100,000, 150,0
 THESIS_ITERATIONS = {"early": 50_000, "main": 100_000, "late": 150_000}
 # The keys of a configuration that change what its jobs train (its name, labels and the list of
 # sizes, trials and pairs do not: a job trains one size, one trial and one block of pairs).
+# The columns of an A(S) row (a sweep run's; a pair row has them too, for A(S)).
+SWEEP_COLUMNS = ("configuration", "trial", "m", "sample", "snapshot", "step", "train_loss", "train_error",
+                 "test_loss", "test_error", "gap_loss", "gap_error", "norm")
 TRAINING_KEYS = ("dataset", "model", "layout", "loss", "init", "optimiser", "lr_drops", "lr_drop_factor",
                  "batch_size", "steps", "snapshots", "eval_batch")
 
@@ -120,12 +123,6 @@ def interpolated(spec: dict) -> list[tuple[str, int, int]]:
             for trial in settings["trials"] for m in kept_sizes(settings)]
 
 
-def interpolation_alphas(settings: dict) -> np.ndarray:
-    """α of W(α) = α·W_S + (1 − α)·W_S′: np.linspace(start, stop, points); the thesis's 76 points
-    on [−1, 2] step 0.04."""
-    return np.linspace(settings["start"], settings["stop"], settings["points"]).round(12)
-
-
 # --- reading runs --------------------------------------------------------------------------------
 
 def read_rows(paths: list[str]) -> pd.DataFrame:
@@ -133,13 +130,17 @@ def read_rows(paths: list[str]) -> pd.DataFrame:
 
 
 def sweep_rows(paths: dict[str, list[str]], samples: int) -> pd.DataFrame:
-    """Fig A.1's A(S) rows: the sweep's own runs and the first ``samples`` pairs of the pair runs."""
-    own = read_rows(paths["sweep"])
+    """Fig A.1's A(S) rows: the sweep's own runs and the first ``samples`` pairs of the pair runs
+    (their A(S) columns, the pair number as the sample)."""
+    frames = [read_rows(paths["sweep"])]
     paired = read_rows(paths["pairs"])
     if len(paired):
         paired = paired[paired["pair"] < samples].rename(columns={"pair": "sample"})
-        paired = paired[[column for column in own.columns if column in paired.columns]] if len(own) else paired
-    return pd.concat([own, paired], ignore_index=True).sort_values(["m", "sample", "step"], ignore_index=True)
+        frames.append(paired[[column for column in SWEEP_COLUMNS if column in paired.columns]])
+    frames = [frame for frame in frames if len(frame)]
+    if not frames:
+        return pd.DataFrame(columns=list(SWEEP_COLUMNS))
+    return pd.concat(frames, ignore_index=True).sort_values(["m", "sample", "step"], ignore_index=True)
 
 
 # --- the summaries: per-size maxima and their power law -----------------------------------------

@@ -21,7 +21,6 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from ...analysis.karp_thesis.ch2 import SNAPSHOTS, interpolation_alphas
 from ...models.zoo import build_model
 from ...train.batches import EpochBatches
 from ...train.interpolation import interpolate
@@ -212,8 +211,9 @@ def pair_row(evaluation: dict[str, Tensor], first: int, second: int, z: int) -> 
 # --- the runs ----------------------------------------------------------------------------------------
 
 def snapshot_steps(settings: dict) -> dict[int, str]:
-    """{step: snapshot name} of the configured snapshots, in the thesis's order."""
-    return {int(settings["snapshots"][name]): name for name in SNAPSHOTS if name in settings["snapshots"]}
+    """{step: snapshot name} of the configured snapshots (early, main, late: the thesis's t = 50k,
+    100k, 150k)."""
+    return {int(step): name for name, step in settings["snapshots"].items()}
 
 
 def train_members(settings: dict, task: PoolTask, trial: int, examples: list[np.ndarray], evaluate,
@@ -285,6 +285,12 @@ def sweep_run(data_npz, settings: dict, configuration: str, trial: int, m: int, 
 
 
 # --- mode connectivity (Figs 2.4, A.14, A.15) ------------------------------------------------------
+
+def interpolation_alphas(settings: dict) -> np.ndarray:
+    """α of W(α) = α·W_S + (1 − α)·W_S′: np.linspace(start, stop, points); the thesis's 76 points
+    on [−1, 2] step 0.04."""
+    return np.linspace(settings["start"], settings["stop"], settings["points"]).round(12)
+
 
 def chosen_pairs(available: list[int], count: int, seed: int) -> list[int]:
     """``count`` pairs drawn without replacement (trap C2-10: one fixed draw, the same pairs for the
