@@ -1,2 +1,384 @@
-"""Chapter 2 and Appendix A, the algorithmic stability of SGD: the claims of Figs 2.1-2.4, A.1-A.15
-and Table 2.1 (a configuration table). Filled by issue 25."""
+"""Chapter 2 and Appendix A, the algorithmic stability of SGD: the claims of Figs 2.1-2.4 and
+A.1-A.15 (Table 2.1 is a configuration table), as checks over the pair runs (spec §5, Chapter 2).
+
+Every exponent is the thesis's: b of y = a·m^b fitted by ``curve_fit`` to the per-m maxima
+(``exponent_summary``); the log-log least-squares slope is quoted beside it (trap C2-6).
+
+==== ========= =====================================================================================
+id   figure    statement (the check)
+==== ========= =====================================================================================
+K1   fig_2_1   logistic regression: stability tracks the logistic gap (|b_β − b_gap| ≤ 0.15, both ≤ −0.8)
+K2   fig_2_1   logistic regression: ‖A(S) − A(S′)‖ decays like the gap (b ≤ −0.8)
+K3   fig_2_1   logistic regression: 0-1 gap m^−0.82 (informative: the thesis's frame of reference)
+K4   fig_2_2   networks, trial 1: stability decays markedly slower than the CE gap (b_β − b_gap ≥ +0.08)
+K5   fig_2_2   configuration 2a: stability does not decrease (b_β ≥ −0.05)
+K6   fig_A_2   K4 for every trial: A.2-A.4 at the main snapshot, A.5-A.7 early, A.8-A.10 late
+     … A_10    (one check per figure, every trial's number shown)
+K7   fig_2_3   networks, trial 1: distances do not decrease with m (b ≥ −0.1)
+K8   fig_A_11  K7 for every trial (one check per configuration)
+K9   fig_A_12  ‖A(S)‖ against m (informative: the thesis states no criterion on the norms)
+K10  fig_A_13  normalised distance: no significant decrease with m (b ≥ −0.1)
+K11  fig_2_4   1a linearly connected: test-accuracy dip on α ∈ [0, 1] ≤ 0.02 (per kept size)
+K12  fig_2_4   connectivity ordering 1a > 2a > 2b: median dip 1a < 2a < 2b (per kept size)
+K13  fig_A_14  1a's other trials linearly connected (max dip ≤ 0.02, per trial)
+K14  fig_A_15  2a's other trials "slightly decreasing" (informative: the dips beside 1a's)
+K15  fig_A_1   the gap's rate differs across regions of m (informative: exponents and half-range slopes)
+K16  fig_2_1/2 trap C2-4: how often β̂ is attained at the swapped-in point z (informative)
+==== ========= =====================================================================================
+
+Decisions where the thesis gives no number (DEFAULTs): "not decreasing" reads as a fitted exponent
+≥ −0.1 (K7, K8, K10); the 0-1 gap (K3), the norms (K9), 2a's further trials (K14) and the sweep
+(K15) carry no verdict, since the thesis offers them as a frame of reference or description only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ...analysis.karp_thesis.ch2 import (
+    at_snapshot,
+    configurations,
+    exponent_summary,
+    interpolation_dips,
+    loglog_slope,
+    per_size_maxima,
+    read_rows,
+    sweep_rows,
+)
+from ...manifests.jobs import ClaimsJob
+from .. import ClaimCheck
+
+
+@dataclass(frozen=True)
+class StabilityThresholds:
+    """Spec §5 Chapter 2's pass criteria (the same at both scales: never loosened at quick)."""
+
+    logistic_agreement: float = 0.15  # K1: |b_stability − b_gap| at most this …
+    logistic_decay: float = -0.8  # … and b_stability, b_gap (K1) and b_distance (K2) at most this
+    slower_by: float = 0.08  # K4, K6: b_stability − b_gap at least this
+    flat_stability: float = -0.05  # K5: 2a's b_stability at least this
+    no_decrease: float = -0.1  # K7, K8, K10: the distance exponents at least this (DEFAULT)
+    connected_dip: float = 0.02  # K11, K13: test accuracy at most this below the lower endpoint
+
+
+THRESHOLDS = {"quick": StabilityThresholds(), "paper": StabilityThresholds()}
+
+MAIN = "main"
+NETWORKS = ("1a", "2a", "2b")
+# Appendix A.2's figures: the rows of every trial, per configuration and snapshot.
+APPENDIX = {("1a", "main"): "fig_A_2", ("2a", "main"): "fig_A_3", ("2b", "main"): "fig_A_4",
+            ("1a", "early"): "fig_A_5", ("2a", "early"): "fig_A_6", ("2b", "early"): "fig_A_7",
+            ("1a", "late"): "fig_A_8", ("2a", "late"): "fig_A_9", ("2b", "late"): "fig_A_10"}
+ITERATION = {"early": "t = 50,000", "main": "t = 100,000", "late": "t = 150,000"}
+# Fig 2.2's reported exponents (CE gap, CE stability): the thesis's text, quoted in the statements.
+THESIS_NETWORKS = {"1a": "gap m^−0.18, stability m^−0.09", "2a": "gap m^−0.48, stability does not decrease",
+                   "2b": "gap m^−0.35, stability m^−0.17"}
+
+
+def stability_claims(job: ClaimsJob) -> list[ClaimCheck]:
+    """Every chapter-2 check whose runs are among the job's inputs; absent inputs skip theirs."""
+    limits = THRESHOLDS[job.params["thresholds"]]
+    spec = job.params["spec"]
+    checks = []
+    if job.inputs.get("logistic"):
+        logistic = read_rows(job.inputs["logistic"])
+        checks += logistic_checks(logistic, limits) + at_z_checks(logistic, "fig_2_1")
+    if job.inputs.get("networks"):
+        networks = read_rows(job.inputs["networks"])
+        checks += (network_checks(networks, spec, limits) + appendix_checks(networks, limits)
+                   + distance_checks(networks, spec, limits) + at_z_checks(networks, "fig_2_2"))
+    if job.inputs.get("curves"):
+        checks += connectivity_checks(read_rows(job.inputs["curves"]), spec, limits)
+    if job.inputs.get("sweep") or job.inputs.get("sweep_pairs"):
+        sweep = sweep_rows({"sweep": job.inputs.get("sweep", []), "pairs": job.inputs.get("sweep_pairs", [])},
+                           spec["sweep"]["samples"])
+        checks += sweep_checks(sweep, spec["sweep"]["configuration"])
+    return checks
+
+
+# --- formatting and verdicts ------------------------------------------------------------------------
+
+def _num(value: float, digits: int = 2) -> str:
+    return "n/a" if not np.isfinite(value) else f"{value:+.{digits}f}".replace("-", "−")
+
+
+def _limit(value: float) -> str:
+    return f"{value:g}".replace("-", "−")
+
+
+def _fit_text(fit: dict) -> str:
+    return f"b = {_num(fit['b'])} (log-log {_num(fit['loglog'])})"
+
+
+def _verdict(values, passed: bool) -> bool | None:
+    """None when an exponent could not be fitted (fewer than two sizes)."""
+    return None if not all(np.isfinite(values)) else bool(passed)
+
+
+def _all(verdicts: list) -> bool | None:
+    return None if not verdicts or None in verdicts else all(verdicts)
+
+
+def _first_trial(spec: dict, configuration: str) -> int:
+    return configurations(spec)[configuration]["trials"][0]
+
+
+def _runs(rows: pd.DataFrame, configuration: str) -> pd.DataFrame:
+    return rows[rows["configuration"] == configuration]
+
+
+def _present(rows: pd.DataFrame) -> list[str]:
+    return [name for name in NETWORKS if name in set(rows["configuration"])]
+
+
+# --- Fig 2.1: logistic regression ---------------------------------------------------------------------
+
+def logistic_checks(rows: pd.DataFrame, limits: StabilityThresholds) -> list[ClaimCheck]:
+    main = at_snapshot(rows, MAIN)
+    if main.empty:
+        return []
+    gap, stability = exponent_summary(main, "gap_loss"), exponent_summary(main, "stability")
+    distance, error = exponent_summary(main, "distance"), exponent_summary(main, "gap_error")
+    difference = stability["b"] - gap["b"]
+    decay = limits.logistic_decay
+    return [
+        ClaimCheck("K1", "fig_2_1", "logistic regression: the logistic-loss stability has a dependence on m comparable "
+                   "to the logistic-loss gap's (panels 1-3 between m^−1.05 and m^−1.13)",
+                   f"|b_stability − b_gap| ≤ {limits.logistic_agreement:g} and b_stability, b_gap ≤ {_limit(decay)}",
+                   f"b_stability − b_gap = {_num(difference, 3)} ({_num(stability['b'], 3)} vs {_num(gap['b'], 3)}; log-log "
+                   f"{_num(stability['loglog'])} vs {_num(gap['loglog'])})",
+                   _verdict([difference], abs(difference) <= limits.logistic_agreement
+                            and stability["b"] <= decay and gap["b"] <= decay)),
+        ClaimCheck("K2", "fig_2_1", "logistic regression: ‖A(S) − A(S′)‖₂ decays with m like the gap and the stability "
+                   "(between m^−1.05 and m^−1.13)", f"b_distance ≤ {_limit(decay)}", _fit_text(distance),
+                   _verdict([distance["b"]], distance["b"] <= decay)),
+        ClaimCheck("K3", "fig_2_1", "logistic regression: the 0-1 gap decays a bit more weakly, m^−0.82 (shown for "
+                   "completeness, as a frame of reference)", "informative: the 0-1 gap's exponent against the "
+                   "thesis's −0.82 (no criterion in the thesis)", _fit_text(error), None),
+    ]
+
+
+# --- Fig 2.2 and A.2-A.10: the networks' gap and stability ----------------------------------------------
+
+def _slower(rows: pd.DataFrame) -> tuple[float, str]:
+    """b_stability − b_gap of one trial at one snapshot, with the exponents it rests on."""
+    gap, stability = exponent_summary(rows, "gap_loss"), exponent_summary(rows, "stability")
+    difference = stability["b"] - gap["b"]
+    return difference, (f"b_stability − b_gap = {_num(difference, 3)} ({_num(stability['b'])} vs {_num(gap['b'])}; "
+                        f"log-log {_num(stability['loglog'])} vs {_num(gap['loglog'])})")
+
+
+def network_checks(rows: pd.DataFrame, spec: dict, limits: StabilityThresholds) -> list[ClaimCheck]:
+    checks = []
+    for name in _present(rows):
+        trial = _first_trial(spec, name)
+        main = at_snapshot(_runs(rows, name)[_runs(rows, name)["trial"] == trial], MAIN)
+        if main.empty:
+            continue
+        difference, text = _slower(main)
+        error = exponent_summary(main, "gap_error")
+        checks.append(ClaimCheck(
+            "K4", "fig_2_2", f"configuration {name}: the cross-entropy stability decays markedly slower than the "
+            f"cross-entropy gap (thesis: {THESIS_NETWORKS[name]})",
+            f"trial {trial}, {ITERATION[MAIN]}: b_stability − b_gap ≥ {_num(limits.slower_by)}",
+            f"{text}; 0-1 gap {_fit_text(error)}", _verdict([difference], difference >= limits.slower_by)))
+        if name == "2a":
+            stability = exponent_summary(main, "stability")
+            checks.append(ClaimCheck(
+                "K5", "fig_2_2", "configuration 2a: the cross-entropy stability does not decrease with m",
+                f"trial {trial}, {ITERATION[MAIN]}: b_stability ≥ {_limit(limits.flat_stability)}", _fit_text(stability),
+                _verdict([stability["b"]], stability["b"] >= limits.flat_stability)))
+    return checks
+
+
+def appendix_checks(rows: pd.DataFrame, limits: StabilityThresholds) -> list[ClaimCheck]:
+    """K6: Figs A.2-A.10, every trial of one configuration at one snapshot, one check per figure."""
+    checks = []
+    for (name, snapshot), figure in APPENDIX.items():
+        runs = at_snapshot(_runs(rows, name), snapshot)
+        if runs.empty:
+            continue
+        verdicts, parts = [], []
+        for trial, trial_rows in runs.groupby("trial"):
+            difference, text = _slower(trial_rows)
+            verdicts.append(_verdict([difference], difference >= limits.slower_by))
+            parts.append(f"trial {trial}: {text}" + ("" if verdicts[-1] is not False else " FAILS"))
+        passing = sum(verdict is True for verdict in verdicts)
+        checks.append(ClaimCheck(
+            "K6", figure, f"configuration {name} at {ITERATION[snapshot]}, every trial: the cross-entropy stability "
+            "has a dependence on m not comparable to the gap's (roughly consistent with trial 1)",
+            f"every trial: b_stability − b_gap ≥ {_num(limits.slower_by)}",
+            f"{passing} of {len(verdicts)} trials pass; " + "; ".join(parts), _all(verdicts)))
+    return checks
+
+
+# --- Figs 2.3, A.11-A.13: distances and norms ---------------------------------------------------------------
+
+def _trial_fits(rows: pd.DataFrame, column: str, floor: float | None) -> tuple[list, str]:
+    """Per trial: the exponent of ``column``'s maxima, and its verdict against ``floor`` (None: none)."""
+    verdicts, parts = [], []
+    for trial, trial_rows in rows.groupby("trial"):
+        fit = exponent_summary(trial_rows, column)
+        verdicts.append(None if floor is None else _verdict([fit["b"]], fit["b"] >= floor))
+        parts.append(f"trial {trial}: {_fit_text(fit)}" + ("" if verdicts[-1] is not False else " FAILS"))
+    passing = sum(verdict is True for verdict in verdicts)
+    counted = "" if floor is None else f"{passing} of {len(verdicts)} trials pass; "
+    return verdicts, counted + "; ".join(parts)
+
+
+def distance_checks(rows: pd.DataFrame, spec: dict, limits: StabilityThresholds) -> list[ClaimCheck]:
+    floor = limits.no_decrease
+    checks = []
+    for name in _present(rows):
+        main = at_snapshot(_runs(rows, name), MAIN)
+        if main.empty:
+            continue
+        first = main[main["trial"] == _first_trial(spec, name)]
+        if len(first):
+            fit = exponent_summary(first, "distance")
+            checks.append(ClaimCheck(
+                "K7", "fig_2_3", f"configuration {name}: ‖A(S) − A(S′)‖₂ does not decrease with m (and even increases "
+                "in some ranges)", f"trial {_first_trial(spec, name)}, {ITERATION[MAIN]}: the distance maxima's "
+                f"fitted exponent ≥ {_limit(floor)} (DEFAULT reading of 'does not decrease')",
+                _fit_text(fit) + _maxima_text(first, "distance"), _verdict([fit["b"]], fit["b"] >= floor)))
+        for claim_id, figure, column, statement, limit in (
+                ("K8", "fig_A_11", "distance", "‖A(S) − A(S′)‖₂ does not decrease with m in any trial", floor),
+                ("K9", "fig_A_12", "norm", "‖A(S)‖₂ against m (the norms behind the distances' growth)", None),
+                ("K10", "fig_A_13", "normalised_distance", "normalising by the mean norm largely removes the "
+                 "distances' growth, without a significant decrease with m", floor)):
+            verdicts, text = _trial_fits(main, column, limit)
+            test = (f"every trial, {ITERATION[MAIN]}: the maxima's fitted exponent ≥ {_limit(limit)} (DEFAULT)"
+                    if limit is not None else "informative: the norm maxima's exponent per trial (the thesis states "
+                    "no criterion on the norms)")
+            checks.append(ClaimCheck(claim_id, figure, f"configuration {name}: {statement}", test, text,
+                                     None if limit is None else _all(verdicts)))
+    return checks
+
+
+def _maxima_text(rows: pd.DataFrame, column: str) -> str:
+    maxima = per_size_maxima(rows, column)
+    return "; maxima " + ", ".join(f"m={m}: {value:.3g}" for m, value in maxima.items())
+
+
+# --- Figs 2.4, A.14, A.15: linear mode connectivity ----------------------------------------------------------
+
+def _dips(curves: pd.DataFrame) -> dict:
+    """Per (configuration, trial, m): the test-accuracy dips of its pairs (and the train dips)."""
+    return {key: (interpolation_dips(group), interpolation_dips(group, "train"))
+            for key, group in curves.groupby(["configuration", "trial", "m"])}
+
+
+def _dip_text(test: pd.Series, train: pd.Series) -> str:
+    return (f"test dip max {test.max():.3f}, median {test.median():.3f} over {len(test)} pairs "
+            f"(train dip max {train.max():.3f})")
+
+
+def connectivity_checks(curves: pd.DataFrame, spec: dict, limits: StabilityThresholds) -> list[ClaimCheck]:
+    dips = _dips(curves)
+    return _connected_first(dips, spec, limits) + _ordering(dips, spec) + _further_trials(dips, spec, limits)
+
+
+def _sizes(dips: dict, name: str, trial: int) -> list[int]:
+    return sorted(m for configuration, t, m in dips if configuration == name and t == trial)
+
+
+def _connected_first(dips: dict, spec: dict, limits: StabilityThresholds) -> list[ClaimCheck]:
+    if "1a" not in configurations(spec):
+        return []
+    trial = _first_trial(spec, "1a")
+    checks = []
+    for m in _sizes(dips, "1a", trial):
+        test, train = dips[("1a", trial, m)]
+        checks.append(ClaimCheck(
+            "K11", "fig_2_4", "configuration 1a: non-decreasing accuracy between W_S and W_S′ (linearly connected)",
+            f"trial {trial}, m = {m}: the test accuracy on α ∈ [0, 1] falls at most {limits.connected_dip:g} below "
+            "the lower endpoint, for every pair (max dip)", _dip_text(test, train),
+            bool(test.max() <= limits.connected_dip)))
+    return checks
+
+
+def _ordering(dips: dict, spec: dict) -> list[ClaimCheck]:
+    if not all(name in configurations(spec) for name in NETWORKS):
+        return []
+    trials = {name: _first_trial(spec, name) for name in NETWORKS}
+    sizes = set.intersection(*(set(_sizes(dips, name, trials[name])) for name in NETWORKS))
+    checks = []
+    for m in sorted(sizes):
+        medians = {name: float(dips[(name, trials[name], m)][0].median()) for name in NETWORKS}
+        checks.append(ClaimCheck(
+            "K12", "fig_2_4", "connectivity spans the possibilities: 1a non-decreasing, 2a slightly decreasing, "
+            "2b significantly decreasing accuracy along the path",
+            f"first trials, m = {m}: median test-accuracy dip over the pairs 1a < 2a < 2b (strict)",
+            "medians " + ", ".join(f"{name} {medians[name]:.3f}" for name in NETWORKS),
+            bool(medians["1a"] < medians["2a"] < medians["2b"])))
+    return checks
+
+
+def _further_trials(dips: dict, spec: dict, limits: StabilityThresholds) -> list[ClaimCheck]:
+    checks = []
+    for name in ("1a", "2a"):
+        for trial in configurations(spec).get(name, {}).get("trials", [])[1:]:
+            sizes = _sizes(dips, name, trial)
+            if not sizes:
+                continue
+            parts = [f"m = {m}: {_dip_text(*dips[(name, trial, m)])}" for m in sizes]
+            if name == "1a":
+                worst = max(float(dips[(name, trial, m)][0].max()) for m in sizes)
+                checks.append(ClaimCheck(
+                    "K13", "fig_A_14", "configuration 1a, further trials: roughly non-decreasing accuracy along the "
+                    "path", f"trial {trial}, every kept size: max test-accuracy dip ≤ {limits.connected_dip:g}",
+                    "; ".join(parts), bool(worst <= limits.connected_dip)))
+            else:
+                beside = [f"1a m = {m}: median {dips[('1a', trial, m)][0].median():.3f}"
+                          for m in sizes if ("1a", trial, m) in dips]
+                checks.append(ClaimCheck(
+                    "K14", "fig_A_15", "configuration 2a, further trials: slightly decreasing accuracy along the path",
+                    f"informative, trial {trial}: the test-accuracy dips (the thesis gives no size for 'slightly'), "
+                    "beside 1a's of the same trial", "; ".join(parts + beside), None))
+    return checks
+
+
+# --- Fig A.1: the gap over a wider range of m -------------------------------------------------------------
+
+def _halves(maxima: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """The lower and upper halves of the sizes (sharing the middle size when their number is odd)."""
+    n = len(maxima)
+    return maxima.iloc[:(n + 1) // 2], maxima.iloc[n // 2:]
+
+
+def sweep_checks(rows: pd.DataFrame, configuration: str) -> list[ClaimCheck]:
+    checks = []
+    for snapshot in ("early", "late"):
+        runs = at_snapshot(rows, snapshot)
+        if runs.empty:
+            continue
+        fit = exponent_summary(runs, "gap_loss")
+        lower, upper = _halves(per_size_maxima(runs, "gap_loss"))
+        slopes = [f"m {part.index.min()}-{part.index.max()}: log-log slope "
+                  f"{_num(loglog_slope(part.index.to_numpy(), part.to_numpy()))}" for part in (lower, upper)]
+        checks.append(ClaimCheck(
+            "K15", "fig_A_1", f"configuration {configuration} at {ITERATION[snapshot]}: the log-log plot of the gap "
+            "reveals different regions of decrease with m", "informative: the gap maxima's fitted exponent over the "
+            "whole sweep and the log-log slopes over the lower and upper halves of the sizes (no criterion in the "
+            "thesis)", f"whole sweep {_fit_text(fit)}; " + "; ".join(slopes), None))
+    return checks
+
+
+# --- trap C2-4: where β̂ is attained --------------------------------------------------------------------------
+
+def at_z_checks(rows: pd.DataFrame, figure: str) -> list[ClaimCheck]:
+    checks = []
+    for name, runs in rows.groupby("configuration"):
+        parts = [f"{snapshot} {_at_z(group):.0%}" for snapshot, group in runs.groupby("snapshot")]
+        checks.append(ClaimCheck(
+            "K16", figure, f"configuration {name}: β̂ is a max over the test set, which contains the swapped-in z "
+            "(trap C2-4: kept, as intended)", "informative: the fraction of pairs whose β̂ is attained at z",
+            f"{_at_z(runs):.0%} of {len(runs)} pair-snapshots (" + ", ".join(parts) + ")", None))
+    return checks
+
+
+def _at_z(rows: pd.DataFrame) -> float:
+    return float(rows["stability_at_z"].astype(str).str.lower().eq("true").mean())

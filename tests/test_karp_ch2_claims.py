@@ -1,0 +1,150 @@
+"""The chapter-2 stability claims on synthetic runs whose exponents are known: the per-m maxima follow
+y = a·m^b exactly (the other samples are smaller), so a check passes or fails by construction; and
+absent inputs skip their checks."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from linearlens.claims.karp_thesis.ch2 import THRESHOLDS, stability_claims
+from linearlens.manifests.jobs import ClaimsJob
+
+# An exact power law leaves curve_fit no residual to estimate a covariance from.
+pytestmark = pytest.mark.filterwarnings("ignore:Covariance of the parameters")
+
+SIZES = (100, 200, 400, 800)
+KEPT = (100, 800)
+COLUMNS = ("gap_loss", "gap_error", "stability", "distance", "normalised_distance", "norm")
+SPEC = {"configurations": {"lr": {"trials": [1]}, "1a": {"trials": [1, 2]}, "2a": {"trials": [1, 2]},
+                           "2b": {"trials": [1]}},
+        "sweep": {"configuration": "1a", "trial": 1, "samples": 3}}
+
+
+def pair_rows(configuration: str, trial: int, exponents: dict, snapshots=("main",), sizes=SIZES) -> pd.DataFrame:
+    """Three pairs per size: the first at a·m^b (the maximum), the others below it."""
+    records = []
+    for snapshot in snapshots:
+        for m in sizes:
+            for pair, scale in enumerate((1.0, 0.5, 0.25)):
+                values = {column: scale * 2.0 * m ** exponents.get(column, -0.5) for column in COLUMNS}
+                records.append({"configuration": configuration, "trial": trial, "m": m, "pair": pair,
+                                "snapshot": snapshot, "step": 0, "stability_at_z": pair == 0,
+                                **values})
+    return pd.DataFrame.from_records(records)
+
+
+def curve_rows(configuration: str, trial: int, dip: float) -> pd.DataFrame:
+    """Three pairs per kept size whose test accuracy dips by ``dip`` at α = 0.5 below endpoints of 0.9."""
+    alphas = np.linspace(-1, 2, 76).round(12)
+    bump = np.where((alphas >= 0) & (alphas <= 1), 4 * alphas * (1 - alphas), 0.0)
+    return pd.concat([pd.DataFrame({"configuration": configuration, "trial": trial, "m": m, "pair": pair,
+                                    "alpha": alphas, "train_accuracy": 1.0, "test_accuracy": 0.9 - dip * bump})
+                      for m in KEPT for pair in range(3)], ignore_index=True)
+
+
+def write(tmp_path, name: str, frames: list[pd.DataFrame]) -> list[str]:
+    paths = []
+    for k, frame in enumerate(frames):
+        path = tmp_path / f"{name}{k}.csv"
+        frame.to_csv(path, index=False)
+        paths.append(str(path))
+    return paths
+
+
+def claims(inputs: dict) -> list:
+    return stability_claims(ClaimsJob(inputs=inputs, params={"thresholds": "quick", "spec": SPEC}))
+
+
+def by_id(checks: list, claim_id: str) -> list:
+    return [check for check in checks if check.claim_id == claim_id]
+
+
+def test_the_same_thresholds_at_both_scales():
+    assert THRESHOLDS["quick"] == THRESHOLDS["paper"]
+
+
+def test_absent_inputs_skip_their_checks():
+    assert claims({}) == []
+
+
+def test_one_size_gives_no_verdict(tmp_path):
+    rows = pair_rows("1a", 1, {"gap_loss": -0.2, "stability": -0.05}, sizes=(100,))
+    checks = claims({"networks": write(tmp_path, "nets", [rows])})
+    assert by_id(checks, "K4")[0].passed is None and "n/a" in by_id(checks, "K4")[0].measured
+
+
+@pytest.mark.parametrize("stability, passes", [(-1.1, True), (-0.5, False)])
+def test_logistic_stability_tracks_the_gap(tmp_path, stability, passes):
+    rows = pair_rows("lr", 1, {"gap_loss": -1.1, "stability": stability, "distance": -1.05, "gap_error": -0.82})
+    checks = claims({"logistic": write(tmp_path, "lr", [rows])})
+    assert {check.claim_id for check in checks} == {"K1", "K2", "K3", "K16"}
+    tracks, distance, error = by_id(checks, "K1")[0], by_id(checks, "K2")[0], by_id(checks, "K3")[0]
+    assert tracks.passed is passes
+    assert f"({stability:.3f} vs −1.100".replace("-", "−") in tracks.measured
+    assert distance.passed is True and "b = −1.05" in distance.measured
+    assert error.passed is None and "b = −0.82" in error.measured
+    assert "33%" in by_id(checks, "K16")[0].measured  # one pair of three at z
+
+
+def network_frames(first_2a_stability: float, second_1a_stability: float, distance: float) -> list[pd.DataFrame]:
+    """1a: gap −0.2; 2a: gap −0.5; 2b: gap −0.35, stability −0.17 (the thesis's margins, roughly)."""
+    snapshots = ("early", "main", "late")
+    common = {"distance": distance, "normalised_distance": distance, "norm": 0.05}
+    return [pair_rows("1a", 1, {"gap_loss": -0.2, "stability": -0.05, **common}, snapshots),
+            pair_rows("1a", 2, {"gap_loss": -0.2, "stability": second_1a_stability, **common}, snapshots),
+            pair_rows("2a", 1, {"gap_loss": -0.5, "stability": first_2a_stability, **common}, snapshots),
+            pair_rows("2a", 2, {"gap_loss": -0.5, "stability": 0.0, **common}, snapshots),
+            pair_rows("2b", 1, {"gap_loss": -0.35, "stability": -0.17, **common}, snapshots)]
+
+
+def test_networks_stability_slower_than_the_gap(tmp_path):
+    checks = claims({"networks": write(tmp_path, "nets", network_frames(0.0, -0.05, 0.1))})
+    main = {check.statement.split(":")[0]: check for check in by_id(checks, "K4")}
+    assert [check.passed for check in main.values()] == [True, True, True]
+    assert "b_stability − b_gap = +0.150 (−0.05 vs −0.20" in main["configuration 1a"].measured
+    assert by_id(checks, "K5")[0].passed is True
+    appendix = by_id(checks, "K6")
+    assert [check.figure for check in appendix] == [f"fig_A_{k}" for k in range(2, 11)]
+    assert all(check.passed for check in appendix)
+
+
+def test_a_failing_trial_fails_its_figure_and_shows_its_number(tmp_path):
+    checks = claims({"networks": write(tmp_path, "nets", network_frames(-0.3, -0.2, 0.1))})
+    assert by_id(checks, "K5")[0].passed is False
+    assert [check.passed for check in by_id(checks, "K4")] == [True, True, True]  # 2a: −0.3 − (−0.5) = +0.2
+    a2 = next(check for check in by_id(checks, "K6") if check.figure == "fig_A_2")
+    assert a2.passed is False
+    assert "1 of 2 trials pass" in a2.measured
+    assert "0.000 (−0.20 vs −0.20" in a2.measured and "FAILS" in a2.measured
+
+
+@pytest.mark.parametrize("distance, passes", [(0.1, True), (-0.5, False)])
+def test_distances_do_not_decrease(tmp_path, distance, passes):
+    checks = claims({"networks": write(tmp_path, "nets", network_frames(0.0, -0.05, distance))})
+    for claim_id in ("K7", "K8", "K10"):
+        assert [check.passed for check in by_id(checks, claim_id)] == [passes] * 3
+    assert all(check.passed is None and "b = +0.05" in check.measured for check in by_id(checks, "K9"))
+
+
+@pytest.mark.parametrize("dips, connected, ordered", [
+    ({"1a": 0.0, "2a": 0.03, "2b": 0.3}, True, True),
+    ({"1a": 0.05, "2a": 0.03, "2b": 0.3}, False, False)])
+def test_connectivity(tmp_path, dips, connected, ordered):
+    frames = [curve_rows(name, 1, dip) for name, dip in dips.items()]
+    frames += [curve_rows("1a", 2, dips["1a"]), curve_rows("2a", 2, dips["2a"])]
+    checks = claims({"curves": write(tmp_path, "curves", frames)})
+    assert [check.passed for check in by_id(checks, "K11")] == [connected] * len(KEPT)
+    assert [check.passed for check in by_id(checks, "K12")] == [ordered] * len(KEPT)
+    assert [check.passed for check in by_id(checks, "K13")] == [connected]
+    assert [check.passed for check in by_id(checks, "K14")] == [None]
+    assert f"test dip max {dips['1a']:.3f}" in by_id(checks, "K11")[0].measured
+
+
+def test_sweep_is_informative(tmp_path):
+    sweep = pair_rows("1a", 1, {"gap_loss": -0.6}, ("early", "late"), sizes=(50, 300, 1000))
+    sweep = sweep.rename(columns={"pair": "sample"})
+    pairs = pair_rows("1a", 1, {"gap_loss": -0.6}, ("early", "late"), sizes=(100, 200))
+    checks = claims({"sweep": write(tmp_path, "sweep", [sweep]), "sweep_pairs": write(tmp_path, "pairs", [pairs])})
+    assert [check.claim_id for check in checks] == ["K15", "K15"]
+    assert all(check.passed is None and "whole sweep b = −0.60" in check.measured for check in checks)
+    assert "m 50-200" in checks[0].measured and "m 200-1000" in checks[0].measured
