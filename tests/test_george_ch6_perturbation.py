@@ -20,14 +20,6 @@ from linearlens.models.cnn import small_cnn
 from linearlens.models.vgg import vgg
 
 
-@pytest.fixture
-def float64():
-    previous = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)
-    yield
-    torch.set_default_dtype(previous)
-
-
 def tiny_cnn_and_inputs(seed: int = 0):
     torch.manual_seed(seed)
     model = small_cnn(in_channels=1, num_classes=3, width=3).double().eval()

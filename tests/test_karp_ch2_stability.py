@@ -50,14 +50,6 @@ def data(tmp_path):
     return path
 
 
-@pytest.fixture
-def float64():
-    previous = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)
-    yield
-    torch.set_default_dtype(previous)
-
-
 def test_s_and_s_prime_differ_in_exactly_one_index_which_holds_z():
     draw = sample_pair("1a", 1, 40, 3, n_train=60, n_test=20)
     s, s_prime = draw.s, draw.s_prime(60)
