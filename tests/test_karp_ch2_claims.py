@@ -17,7 +17,7 @@ KEPT = (100, 800)
 COLUMNS = ("gap_loss", "gap_error", "stability", "distance", "normalised_distance", "norm")
 SPEC = {"configurations": {"lr": {"trials": [1]}, "1a": {"trials": [1, 2]}, "2a": {"trials": [1, 2]},
                            "2b": {"trials": [1]}},
-        "sweep": {"configuration": "1a", "trial": 1, "samples": 3}}
+        "sweep": {"configuration": "1a", "trial": 1, "samples": 3, "sizes": [50, 300, 1000, *SIZES]}}
 
 
 def pair_rows(configuration: str, trial: int, exponents: dict, snapshots=("main",), sizes=SIZES) -> pd.DataFrame:

@@ -6,9 +6,15 @@ import pytest
 import torch
 
 from linearlens.analysis.karp_thesis.ch2 import (
+    block_pairs,
+    blocks,
+    kept_groups,
     loglog_slope,
+    parse_run,
     per_size_maxima,
     power_law_fit,
+    run_name,
+    size_groups,
     sweep_rows,
 )
 from linearlens.data.prepared import save_prepared
@@ -62,10 +68,10 @@ def test_s_and_s_prime_differ_in_exactly_one_index_which_holds_z():
 
 
 def test_training_on_s_twice_gives_bitwise_equal_parameters(data):
-    first, first_states = pair_run(data, SETTINGS, "1a", 1, 24, [0, 1], keep_states=True, device="cpu")
-    second, second_states = pair_run(data, SETTINGS, "1a", 1, 24, [0, 1], keep_states=True, device="cpu")
+    first, first_states = pair_run(data, SETTINGS, "1a", 1, [24], [0, 1], keep_sizes=[24], device="cpu")
+    second, second_states = pair_run(data, SETTINGS, "1a", 1, [24], [0, 1], keep_sizes=[24], device="cpu")
     assert first.equals(second)
-    for a, b in zip(first_states["members"], second_states["members"]):
+    for a, b in zip(first_states["sizes"][24], second_states["sizes"][24]):
         assert all(torch.equal(a[name], b[name]) for name in a)
     assert set(first.snapshot) == {"early", "main", "late"} and len(first) == 6
     assert (first.stability > 0).all() and (first.distance > 0).all()
@@ -100,11 +106,12 @@ def test_the_alpha_grid_is_the_thesis_s_76_points_of_step_0_04():
 
 
 def test_interpolation_at_alpha_one_and_zero_reproduces_the_pair_s_accuracies(data, tmp_path):
-    frame, states = pair_run(data, SETTINGS, "1a", 1, 24, [0, 1, 2], keep_states=True, device="cpu")
+    frame, states = pair_run(data, SETTINGS, "1a", 1, [24, 30], [0, 1, 2], keep_sizes=[24], device="cpu")
     torch.save(states, tmp_path / "states.pt")
-    curves = interpolation_run(data, SETTINGS, "1a", 1, 24, [tmp_path / "states.pt"],
+    curves = interpolation_run(data, SETTINGS, "1a", 1, [tmp_path / "states.pt"],
                                {"start": -1.0, "stop": 2.0, "points": 76, "pairs": 2, "seed": 0}, device="cpu")
-    main = frame[frame.snapshot == "main"].set_index("pair")
+    main = frame[(frame.snapshot == "main") & (frame.m == 24)].set_index("pair")
+    assert set(states["sizes"]) == {24} and set(curves.m) == {24}  # only the kept size
     assert curves.pair.nunique() == 2 and len(curves) == 2 * 76
     for pair, curve in curves.groupby("pair"):
         at = curve.set_index("alpha")
@@ -148,21 +155,21 @@ def test_the_pair_in_lockstep_equals_two_separate_runs(data, model, float64):
 
 def test_the_sweep_trains_the_same_s_as_the_pairs(data, tmp_path):
     """Fig A.1 reads A(S) of the pair runs where it can: the sweep's own runs train the same S."""
-    pairs, _ = pair_run(data, SETTINGS, "1a", 1, 24, [0, 1, 2], device="cpu")
-    alone = sweep_run(data, SETTINGS, "1a", 1, 24, 2, device="cpu")
+    pairs, _ = pair_run(data, SETTINGS, "1a", 1, [24], [0, 1, 2], device="cpu")
+    alone = sweep_run(data, SETTINGS, "1a", 1, [24, 12], 2, device="cpu")
     pairs.to_csv(tmp_path / "pairs.csv", index=False)
-    alone.assign(m=12).to_csv(tmp_path / "sweep.csv", index=False)
+    alone[alone.m == 12].to_csv(tmp_path / "sweep.csv", index=False)
     merged = sweep_rows({"sweep": [tmp_path / "sweep.csv"], "pairs": [tmp_path / "pairs.csv"]}, samples=2)
     assert sorted(merged.m.unique()) == [12, 24] and set(merged["sample"]) == {0, 1} and len(merged) == 12
     from_pairs = merged[merged.m == 24].set_index(["sample", "snapshot"])
-    for row in alone.itertuples():
+    for row in alone[alone.m == 24].itertuples():
         assert row.train_loss == pytest.approx(from_pairs.loc[(row.sample, row.snapshot), "train_loss"], rel=1e-5)
         assert row.norm == pytest.approx(from_pairs.loc[(row.sample, row.snapshot), "norm"], rel=1e-6)
 
 
 def test_a_size_larger_than_the_training_split_is_refused(data):
     with pytest.raises(ValueError, match="cannot be drawn from 60"):
-        pair_run(data, SETTINGS, "1a", 1, 61, [0], device="cpu")
+        pair_run(data, SETTINGS, "1a", 1, [61], [0], device="cpu")
 
 
 def test_the_logistic_regression_starts_from_zeros_and_fits_one_logit(data):
@@ -175,6 +182,17 @@ def test_the_logistic_regression_starts_from_zeros_and_fits_one_logit(data):
     arrays = dict(np.load(data))
     arrays["y_train"], arrays["y_test"] = arrays["y_train"] % 2, arrays["y_test"] % 2
     save_prepared(arrays, {}, binary, data.parent / "binary.json")
-    frame, _ = pair_run(binary, settings, "lr", 1, 30, [0], device="cpu")
+    frame, _ = pair_run(binary, settings, "lr", 1, [30], [0], device="cpu")
     main = frame[frame.snapshot == "main"].iloc[0]
     assert 0 <= main.train_error <= 1 and main.train_loss < np.log(2)  # below the zero model's loss
+
+
+def test_sizes_are_grouped_into_jobs_and_named_in_their_paths():
+    settings = {"sizes": [100, 200, 400, 800, 1600], "sizes_per_job": 2, "keep_states": [100, 1600],
+                "pairs": 5, "pairs_per_job": 2}
+    assert size_groups(settings) == [(100, 200), (400, 800), (1600,)]
+    assert size_groups({**settings, "sizes_per_job": 1})[0] == (100,)  # one job per size, the default
+    assert kept_groups(settings) == [(100, 200), (1600,)]
+    assert run_name("1a", 2, (100, 200)) == "1a/trial2/m100-200" and run_name("1a", 2, (1600,)) == "1a/trial2/m1600"
+    assert parse_run("1a/trial2/m100-200") == ("1a", 2, (100, 200))
+    assert [block_pairs(settings, b) for b in range(blocks(settings))] == [[0, 1], [2, 3], [4]]

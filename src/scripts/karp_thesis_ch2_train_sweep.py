@@ -1,17 +1,18 @@
-"""Rule karp_thesis_ch2_train_sweep: Fig A.1's A(S) alone for the sweep's samples at one size; a
-row per sample and snapshot (CSV)."""
+"""Rule karp_thesis_ch2_train_sweep: Fig A.1's A(S) alone for the sweep's samples at a group of
+sizes; a row per size, sample and snapshot (CSV)."""
 
+from linearlens.analysis.karp_thesis.ch2 import parse_run
 from linearlens.experiments.karp_thesis.ch2 import sweep_run
 from linearlens.train.runtime import set_threads
 from linearlens.workflow import inputs_version, logged_job
 
 with logged_job(snakemake) as log:
     set_threads(snakemake.threads)
-    m = int(snakemake.wildcards.m)
-    frame = sweep_run(snakemake.input.data, snakemake.params.settings, snakemake.wildcards.configuration,
-                      int(snakemake.wildcards.trial), m, snakemake.params.samples, snakemake.params.state,
-                      inputs_version(snakemake.input), snakemake.params.device)
+    configuration, trial, sizes = parse_run(snakemake.wildcards.run)
+    frame = sweep_run(snakemake.input.data, snakemake.params.settings, configuration, trial, sizes,
+                      snakemake.params.samples, snakemake.params.state, inputs_version(snakemake.input),
+                      snakemake.params.device)
     frame.to_csv(snakemake.output[0], index=False)
-    for snapshot, rows in frame.groupby("snapshot", sort=False):
+    for (m, snapshot), rows in frame.groupby(["m", "snapshot"], sort=False):
         log.info("%s (step %d), %d samples at m = %d: max gap %.4g", snapshot, rows.step.iloc[0], len(rows), m,
                  rows.gap_loss.max())

@@ -59,8 +59,8 @@ def _pair_inputs(names, trials_of=lambda settings: settings["trials"]):
 def _interpolation_inputs(names, trials_of):
     def inputs(config: dict) -> dict[str, list[str]]:
         spec = ch2_spec(config)
-        curves = [interpolation_path(name, trial, m) for name in names
-                  for trial in trials_of(configurations(spec)[name]) for m in kept_sizes(configurations(spec)[name])]
+        curves = [interpolation_path(name, trial) for name in names
+                  for trial in trials_of(configurations(spec)[name]) if kept_sizes(configurations(spec)[name])]
         return {"curves": curves, "provenance": _provenance(spec, names)}
     return inputs
 

@@ -22,7 +22,7 @@ STATE = "results/karp_thesis/state/ch2"
 SNAPSHOTS = ("early", "main", "late")  # the thesis's t = 50,000, 100,000, 150,000 iterations
 THESIS_ITERATIONS = {"early": 50_000, "main": 100_000, "late": 150_000}
 # The keys of a configuration that change what its jobs train (its name, labels and the list of
-# sizes, trials and pairs do not: a job trains one size, one trial and one block of pairs).
+# sizes, trials and pairs do not: a job trains given sizes, one trial and one block of pairs).
 # The columns of an A(S) row (a sweep run's; a pair row has them too, for A(S)).
 SWEEP_COLUMNS = ("configuration", "trial", "m", "sample", "snapshot", "step", "train_loss", "train_error",
                  "test_loss", "test_error", "gap_loss", "gap_error", "norm")
@@ -53,37 +53,58 @@ def block_pairs(settings: dict, block: int) -> list[int]:
     return list(range(first, min(first + settings["pairs_per_job"], settings["pairs"])))
 
 
-def run_name(configuration: str, trial: int, m: int) -> str:
-    """A (configuration, trial, size) as the part of its files' paths: ``1a/trial1/m15000``."""
-    return f"{configuration}/trial{trial}/m{m}"
+def size_groups(settings: dict) -> list[tuple[int, ...]]:
+    """The sizes in groups of ``sizes_per_job`` (default 1), trained one after the other by one job:
+    small quick-scale runs share one job's start-up (importing torch costs more than training them)."""
+    sizes, per_job = list(settings["sizes"]), int(settings.get("sizes_per_job", 1))
+    return [tuple(sizes[i:i + per_job]) for i in range(0, len(sizes), per_job)]
 
 
-def parse_run(run: str) -> tuple[str, int, int]:
-    configuration, trial, m = run.split("/")
-    return configuration, int(trial.removeprefix("trial")), int(m.removeprefix("m"))
+def group_of(settings: dict, m: int) -> tuple[int, ...]:
+    return next(group for group in size_groups(settings) if m in group)
 
 
-def pair_rows_path(configuration: str, trial: int, m: int, block: int) -> str:
-    return f"{RUNS}/pairs/{run_name(configuration, trial, m)}/block{block}.csv"
+def groups_of(settings: dict, sizes) -> list[tuple[int, ...]]:
+    """The groups holding any of ``sizes`` (all of them for None), in order."""
+    wanted = set(settings["sizes"] if sizes is None else sizes)
+    return [group for group in size_groups(settings) if wanted & set(group)]
 
 
-def pair_states_path(configuration: str, trial: int, m: int, block: int) -> str:
+def run_name(configuration: str, trial: int, sizes: tuple[int, ...]) -> str:
+    """A (configuration, trial, group of sizes) as the part of its files' paths: ``1a/trial1/m15000``
+    for one size, ``1a/trial1/m100-200-400-800`` for several."""
+    return f"{configuration}/trial{trial}/m{'-'.join(str(m) for m in sizes)}"
+
+
+def parse_run(run: str) -> tuple[str, int, tuple[int, ...]]:
+    configuration, trial, sizes = run.split("/")
+    return configuration, int(trial.removeprefix("trial")), tuple(int(m) for m in sizes.removeprefix("m").split("-"))
+
+
+def pair_rows_path(configuration: str, trial: int, sizes: tuple[int, ...], block: int) -> str:
+    return f"{RUNS}/pairs/{run_name(configuration, trial, sizes)}/block{block}.csv"
+
+
+def pair_states_path(configuration: str, trial: int, sizes: tuple[int, ...], block: int) -> str:
     """The members' states at the main snapshot, kept for the sizes mode connectivity reads."""
-    return f"{RUNS}/pairs/{run_name(configuration, trial, m)}/block{block}_states.pt"
+    return f"{RUNS}/pairs/{run_name(configuration, trial, sizes)}/block{block}_states.pt"
 
 
-def sweep_rows_path(configuration: str, trial: int, m: int) -> str:
-    return f"{RUNS}/sweep/{configuration}/trial{trial}/m{m}.csv"
+def sweep_rows_path(configuration: str, trial: int, sizes: tuple[int, ...]) -> str:
+    return f"{RUNS}/sweep/{run_name(configuration, trial, sizes)}.csv"
 
 
-def interpolation_path(configuration: str, trial: int, m: int) -> str:
-    return f"{RUNS}/interpolation/{configuration}/trial{trial}/m{m}.csv"
+def interpolation_path(configuration: str, trial: int) -> str:
+    """The curves of every kept size of a configuration and trial (one job)."""
+    return f"{RUNS}/interpolation/{configuration}/trial{trial}.csv"
 
 
 def pair_rows_paths(spec: dict, configuration: str, trials=None, sizes=None) -> list[str]:
+    """The row files of the configuration's pair runs: those of ``trials`` and of the groups holding
+    ``sizes`` (all by default)."""
     settings = configurations(spec)[configuration]
-    return [pair_rows_path(configuration, trial, m, block)
-            for trial in (trials or settings["trials"]) for m in (sizes or settings["sizes"])
+    return [pair_rows_path(configuration, trial, group, block)
+            for trial in (trials or settings["trials"]) for group in groups_of(settings, sizes)
             for block in range(blocks(settings))]
 
 
@@ -92,9 +113,15 @@ def kept_sizes(settings: dict) -> list[int]:
     return [m for m in settings.get("keep_states", []) if m in settings["sizes"]]
 
 
-def pair_states_paths(spec: dict, configuration: str, trial: int, m: int) -> list[str]:
+def kept_groups(settings: dict) -> list[tuple[int, ...]]:
+    return groups_of(settings, kept_sizes(settings)) if kept_sizes(settings) else []
+
+
+def pair_states_paths(spec: dict, configuration: str, trial: int) -> list[str]:
+    """The kept states of a configuration and trial: every block of every group with a kept size."""
     settings = configurations(spec)[configuration]
-    return [pair_states_path(configuration, trial, m, block) for block in range(blocks(settings))]
+    return [pair_states_path(configuration, trial, group, block)
+            for group in kept_groups(settings) for block in range(blocks(settings))]
 
 
 def sweep_settings(spec: dict) -> dict | None:
@@ -109,18 +136,24 @@ def sweep_sizes_trained(spec: dict) -> list[int]:
     return [m for m in sweep["sizes"] if m not in paired]
 
 
+def sweep_groups(spec: dict) -> list[tuple[int, ...]]:
+    """The trained sweep sizes in groups of the swept configuration's ``sizes_per_job``."""
+    settings = configurations(spec)[sweep_settings(spec)["configuration"]]
+    return size_groups({**settings, "sizes": sweep_sizes_trained(spec)}) if sweep_sizes_trained(spec) else []
+
+
 def sweep_inputs(spec: dict) -> dict[str, list[str]]:
     sweep = sweep_settings(spec)
     configuration, trial = sweep["configuration"], sweep["trial"]
     paired = [m for m in sweep["sizes"] if m not in sweep_sizes_trained(spec)]
-    return {"sweep": [sweep_rows_path(configuration, trial, m) for m in sweep_sizes_trained(spec)],
+    return {"sweep": [sweep_rows_path(configuration, trial, group) for group in sweep_groups(spec)],
             "pairs": pair_rows_paths(spec, configuration, [trial], paired) if paired else []}
 
 
-def interpolated(spec: dict) -> list[tuple[str, int, int]]:
-    """Every (configuration, trial, size) with kept states: one mode-connectivity job each."""
-    return [(name, trial, m) for name, settings in configurations(spec).items()
-            for trial in settings["trials"] for m in kept_sizes(settings)]
+def interpolated(spec: dict) -> list[tuple[str, int]]:
+    """Every (configuration, trial) with kept states: one mode-connectivity job each."""
+    return [(name, trial) for name, settings in configurations(spec).items()
+            for trial in settings["trials"] if kept_sizes(settings)]
 
 
 # --- reading runs --------------------------------------------------------------------------------
@@ -129,9 +162,9 @@ def read_rows(paths: list[str]) -> pd.DataFrame:
     return pd.concat([pd.read_csv(path) for path in paths], ignore_index=True) if paths else pd.DataFrame()
 
 
-def sweep_rows(paths: dict[str, list[str]], samples: int) -> pd.DataFrame:
-    """Fig A.1's A(S) rows: the sweep's own runs and the first ``samples`` pairs of the pair runs
-    (their A(S) columns, the pair number as the sample)."""
+def sweep_rows(paths: dict[str, list[str]], samples: int, sizes=None) -> pd.DataFrame:
+    """Fig A.1's A(S) rows at ``sizes`` (all for None): the sweep's own runs and the first
+    ``samples`` pairs of the pair runs (their A(S) columns, the pair number as the sample)."""
     frames = [read_rows(paths["sweep"])]
     paired = read_rows(paths["pairs"])
     if len(paired):
@@ -140,7 +173,10 @@ def sweep_rows(paths: dict[str, list[str]], samples: int) -> pd.DataFrame:
     frames = [frame for frame in frames if len(frame)]
     if not frames:
         return pd.DataFrame(columns=list(SWEEP_COLUMNS))
-    return pd.concat(frames, ignore_index=True).sort_values(["m", "sample", "step"], ignore_index=True)
+    rows = pd.concat(frames, ignore_index=True)
+    if sizes is not None:
+        rows = rows[rows["m"].isin(list(sizes))]
+    return rows.sort_values(["m", "sample", "step"], ignore_index=True)
 
 
 # --- the summaries: per-size maxima and their power law -----------------------------------------

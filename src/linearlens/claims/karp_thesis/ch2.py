@@ -94,7 +94,7 @@ def stability_claims(job: ClaimsJob) -> list[ClaimCheck]:
         checks += connectivity_checks(read_rows(job.inputs["curves"]), spec, limits)
     if job.inputs.get("sweep") or job.inputs.get("sweep_pairs"):
         sweep = sweep_rows({"sweep": job.inputs.get("sweep", []), "pairs": job.inputs.get("sweep_pairs", [])},
-                           spec["sweep"]["samples"])
+                           spec["sweep"]["samples"], spec["sweep"]["sizes"])
         checks += sweep_checks(sweep, spec["sweep"]["configuration"])
     return checks
 

@@ -233,14 +233,26 @@ def train_members(settings: dict, task: PoolTask, trial: int, examples: list[np.
     return session.run().snapshots
 
 
-def pair_run(data_npz, settings: dict, configuration: str, trial: int, m: int, pairs: list[int],
-             keep_states: bool = False, state_path=None, inputs_version: str = "",
-             device: str = "auto") -> tuple[pd.DataFrame, dict | None]:
-    """One block of pairs at size m: a row per pair and snapshot; with ``keep_states`` the members'
-    states (parameters and buffers) at the main snapshot, for mode connectivity."""
+def pair_run(data_npz, settings: dict, configuration: str, trial: int, sizes, pairs: list[int],
+             keep_sizes=(), state_path=None, inputs_version: str = "", device: str = "auto") -> tuple[pd.DataFrame, dict]:
+    """One block of pairs at each of ``sizes`` (one after the other): a row per size, pair and
+    snapshot; and for the sizes in ``keep_sizes`` the members' states (parameters and buffers) at the
+    main snapshot, for mode connectivity: {"pairs": pairs, "sizes": {m: [states of S₀, S′₀, …]}}."""
     device = choose_device(device)
     deterministic(device)
     task = pool_task(data_npz, settings, device)
+    frames, kept = [], {}
+    for m in sizes:
+        frame, states = _pair_block(task, settings, configuration, trial, int(m), pairs, m in keep_sizes,
+                                    f"{state_path}.m{m}" if state_path else None, inputs_version)
+        frames.append(frame)
+        if states is not None:
+            kept[int(m)] = states
+    return pd.concat(frames, ignore_index=True), {"pairs": list(pairs), "sizes": kept}
+
+
+def _pair_block(task: PoolTask, settings: dict, configuration: str, trial: int, m: int, pairs: list[int],
+                keep: bool, state_path, inputs_version: str) -> tuple[pd.DataFrame, list | None]:
     draws = [sample_pair(configuration, trial, m, r, task.n_train, task.n_test) for r in pairs]
     examples = [indices for draw in draws for indices in (draw.s, draw.s_prime(task.n_train))]
     kind, chunk = settings["loss"], int(settings.get("eval_batch", 1000))
@@ -249,7 +261,7 @@ def pair_run(data_npz, settings: dict, configuration: str, trial: int, m: int, p
     def evaluate(learner: LockstepLearner, step: int) -> dict:
         evaluation = evaluate_members(learner, task, kind, chunk)
         rows = [pair_row(evaluation, 2 * k, 2 * k + 1, draw.z) for k, draw in enumerate(draws)]
-        states = [learner.member_state(k) for k in range(learner.members)] if keep_states and step == main_step else None
+        states = [learner.member_state(k) for k in range(learner.members)] if keep and step == main_step else None
         return {"rows": rows, "states": states}
 
     run = {"pairs": {"configuration": configuration, "settings": settings, "m": m, "pairs": pairs}}
@@ -259,31 +271,31 @@ def pair_run(data_npz, settings: dict, configuration: str, trial: int, m: int, p
         {"configuration": configuration, "trial": trial, "m": m, "pair": r, "snapshot": names[step], "step": step,
          "position": draw.position, "z": draw.z, **row}
         for step, record in sorted(snapshots.items()) for r, draw, row in zip(pairs, draws, record["rows"])])
-    states = None
-    if keep_states:
-        states = {"pairs": pairs, "members": snapshots[main_step]["states"], "step": main_step}
-    return frame, states
+    return frame, snapshots[main_step]["states"] if keep else None
 
 
-def sweep_run(data_npz, settings: dict, configuration: str, trial: int, m: int, samples: int,
+def sweep_run(data_npz, settings: dict, configuration: str, trial: int, sizes, samples: int,
               state_path=None, inputs_version: str = "", device: str = "auto") -> pd.DataFrame:
-    """Fig A.1: A(S) alone for samples 0..samples-1 at size m (the same S as those pairs' S)."""
+    """Fig A.1: A(S) alone for samples 0..samples-1 at each of ``sizes`` (the same S as those pairs' S)."""
     device = choose_device(device)
     deterministic(device)
     task = pool_task(data_npz, settings, device)
-    examples = [sample_pair(configuration, trial, m, r, task.n_train, task.n_test).s for r in range(samples)]
     kind, chunk = settings["loss"], int(settings.get("eval_batch", 1000))
 
     def evaluate(learner: LockstepLearner, step: int) -> list[dict]:
         return member_rows(evaluate_members(learner, task, kind, chunk), list(range(learner.members)))
 
-    run = {"sweep": {"configuration": configuration, "settings": settings, "m": m, "samples": samples}}
-    snapshots = train_members(settings, task, trial, examples, evaluate, state_path, run, inputs_version)
-    names = snapshot_steps(settings)
-    return pd.DataFrame.from_records([
-        {"configuration": configuration, "trial": trial, "m": m, "sample": r, "snapshot": names[step], "step": step,
-         **row}
-        for step, rows in sorted(snapshots.items()) for r, row in enumerate(rows)])
+    names, frames = snapshot_steps(settings), []
+    for m in sizes:
+        examples = [sample_pair(configuration, trial, m, r, task.n_train, task.n_test).s for r in range(samples)]
+        run = {"sweep": {"configuration": configuration, "settings": settings, "m": m, "samples": samples}}
+        snapshots = train_members(settings, task, trial, examples, evaluate,
+                                  f"{state_path}.m{m}" if state_path else None, run, inputs_version)
+        frames.append(pd.DataFrame.from_records([
+            {"configuration": configuration, "trial": trial, "m": m, "sample": r, "snapshot": names[step],
+             "step": step, **row}
+            for step, rows in sorted(snapshots.items()) for r, row in enumerate(rows)]))
+    return pd.concat(frames, ignore_index=True)
 
 
 # --- mode connectivity (Figs 2.4, A.14, A.15) ------------------------------------------------------
@@ -315,28 +327,29 @@ def path_accuracies(model: torch.nn.Module, states: list[dict], x: Tensor, y: Te
     return (1 - errors / len(y)).cpu().numpy()
 
 
-def interpolation_run(data_npz, settings: dict, configuration: str, trial: int, m: int, states_files: list,
+def interpolation_run(data_npz, settings: dict, configuration: str, trial: int, states_files: list,
                       interpolation: dict, device: str = "auto") -> pd.DataFrame:
-    """Linear mode connectivity (spec §1.1): for ``interpolation["pairs"]`` pairs drawn from those
-    kept, the accuracy of W(α) = α·W_S + (1 − α)·W_S′ on S (train) and on the test split at each α;
-    the full state is interpolated, BatchNorm's running statistics included (trap C2-3)."""
+    """Linear mode connectivity (spec §1.1) at every kept size: for ``interpolation["pairs"]`` pairs
+    drawn from those kept, the accuracy of W(α) = α·W_S + (1 − α)·W_S′ on S (train) and on the test
+    split at each α; the full state is interpolated, BatchNorm's running statistics included (trap C2-3)."""
     device = choose_device(device)
     task = pool_task(data_npz, settings, device)
-    kept = {}
+    kept: dict[int, dict[int, tuple]] = {}
     for path in states_files:
         block = torch.load(path, map_location=device, weights_only=True)
-        for k, r in enumerate(block["pairs"]):
-            kept[r] = (block["members"][2 * k], block["members"][2 * k + 1])
+        for m, members in block["sizes"].items():
+            for k, r in enumerate(block["pairs"]):
+                kept.setdefault(int(m), {})[r] = (members[2 * k], members[2 * k + 1])
     model = initial_model(settings, trial, device)
     alphas = interpolation_alphas(interpolation)
+    chunk = int(settings.get("eval_batch", 1000))
     rows = []
-    for r in chosen_pairs(list(kept), interpolation["pairs"], interpolation["seed"]):
-        first, second = kept[r]
-        states = [interpolate(first, second, float(alpha)) for alpha in alphas]
-        s = torch.as_tensor(sample_pair(configuration, trial, m, r, task.n_train, task.n_test).s, device=device)
-        chunk = int(settings.get("eval_batch", 1000))
-        train = path_accuracies(model, states, task.x[s], task.y[s], settings["loss"], chunk)
-        test = path_accuracies(model, states, task.x_test, task.y_test, settings["loss"], chunk)
-        rows += [{"configuration": configuration, "trial": trial, "m": m, "pair": r, "alpha": float(alpha),
-                  "train_accuracy": float(a), "test_accuracy": float(b)} for alpha, a, b in zip(alphas, train, test)]
+    for m, pairs in sorted(kept.items()):
+        for r in chosen_pairs(list(pairs), interpolation["pairs"], interpolation["seed"]):
+            states = [interpolate(*pairs[r], float(alpha)) for alpha in alphas]
+            s = torch.as_tensor(sample_pair(configuration, trial, m, r, task.n_train, task.n_test).s, device=device)
+            train = path_accuracies(model, states, task.x[s], task.y[s], settings["loss"], chunk)
+            test = path_accuracies(model, states, task.x_test, task.y_test, settings["loss"], chunk)
+            rows += [{"configuration": configuration, "trial": trial, "m": m, "pair": r, "alpha": float(alpha),
+                      "train_accuracy": float(a), "test_accuracy": float(b)} for alpha, a, b in zip(alphas, train, test)]
     return pd.DataFrame.from_records(rows)

@@ -306,7 +306,7 @@ def plot_fig_A_1(job: FigureJob) -> None:
     (right) snapshots, linear axes (top) and log-log (bottom), motif and fit in each."""
     apply_style()
     params, sweep = job.params, job.params["sweep"]
-    rows = sweep_rows({"sweep": job.inputs["sweep"], "pairs": job.inputs["pairs"]}, sweep["samples"])
+    rows = sweep_rows({"sweep": job.inputs["sweep"], "pairs": job.inputs["pairs"]}, sweep["samples"], sweep["sizes"])
     name = sweep["configuration"]
     snapshots = [s for s in ("early", "late") if s in params["configurations"][name]["snapshots"]]
     label = quantity_label("gap_loss", params["configurations"][name]["loss"])
