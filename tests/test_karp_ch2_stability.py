@@ -137,7 +137,8 @@ def _separate_run(settings, task: PoolTask, trial: int, examples: np.ndarray) ->
                          ids=["mlp", "resnet20-batchnorm"])
 def test_the_pair_in_lockstep_equals_two_separate_runs(data, model, float64):
     """In float64, so that the comparison is not lost in float32 rounding of the batched against the
-    single convolutions (BatchNorm on 1x1 maps amplifies it)."""
+    single convolutions. BatchNorm on 1x1 maps with momentum amplifies rounding over the 30 steps, to
+    a few 1e-9 relative on some machines and thread counts; swapping z in moves parameters by ~1e-2."""
     settings = {**SETTINGS, "model": model, "layout": "flat" if model["name"] == "mlp" else "as_is",
                 "snapshots": {"main": 30}}
     task = pool_task(data, settings, "cpu")
@@ -150,7 +151,7 @@ def test_the_pair_in_lockstep_equals_two_separate_runs(data, model, float64):
     for kept, examples in zip(lockstep, members):
         alone = _separate_run(settings, task, 2, examples)
         for name, value in alone.items():
-            torch.testing.assert_close(kept[name], value, rtol=1e-9, atol=1e-9)
+            torch.testing.assert_close(kept[name], value, rtol=1e-7, atol=1e-9)
 
 
 def test_the_sweep_trains_the_same_s_as_the_pairs(data, tmp_path):
