@@ -19,8 +19,7 @@ from scipy.optimize import curve_fit
 
 RUNS = "results/karp_thesis/runs/ch2"
 STATE = "results/karp_thesis/state/ch2"
-SNAPSHOTS = ("early", "main", "late")  # the thesis's t = 50,000, 100,000, 150,000 iterations
-THESIS_ITERATIONS = {"early": 50_000, "main": 100_000, "late": 150_000}
+THESIS_ITERATIONS = {"early": 50_000, "main": 100_000, "late": 150_000}  # the snapshots, in order
 # The keys of a configuration that change what its jobs train (its name, labels and the list of
 # sizes, trials and pairs do not: a job trains given sizes, one trial and one block of pairs).
 # The columns of an A(S) row (a sweep run's; a pair row has them too, for A(S)).
@@ -43,7 +42,7 @@ def training_settings(spec: dict, configuration: str) -> dict:
 
 
 def blocks(settings: dict) -> int:
-    """Jobs per (configuration, trial, size): the pairs in blocks of ``pairs_per_job``."""
+    """Jobs per (configuration, trial, group of sizes): the pairs in blocks of ``pairs_per_job``."""
     return -(-settings["pairs"] // settings["pairs_per_job"])
 
 
@@ -58,10 +57,6 @@ def size_groups(settings: dict) -> list[tuple[int, ...]]:
     small quick-scale runs share one job's start-up (importing torch costs more than training them)."""
     sizes, per_job = list(settings["sizes"]), int(settings.get("sizes_per_job", 1))
     return [tuple(sizes[i:i + per_job]) for i in range(0, len(sizes), per_job)]
-
-
-def group_of(settings: dict, m: int) -> tuple[int, ...]:
-    return next(group for group in size_groups(settings) if m in group)
 
 
 def groups_of(settings: dict, sizes) -> list[tuple[int, ...]]:
