@@ -53,6 +53,8 @@ if KARP_CH2:
                 device=config["device"],
                 # the run's resumable state while it trains (not an output: it survives a killed job)
                 keep_sizes=lambda w: kept_sizes(KARP_CH2_CONFIGURATIONS[parse_run(w.run)[0]]),
+                # the run's configuration, trial and sizes, parsed here so that the job's code stays the training code
+                run=lambda w: list(parse_run(w.run)),
                 state=lambda w: f"{KARP_CH2_STATE}/pairs/{w.run}/block{w.block}.pt",
             log:
                 f"results/logs/karp_thesis/ch2/pairs/{{run}}/block{{block}}.log",
@@ -83,6 +85,7 @@ if KARP_CH2:
             params:
                 settings=canonical(training_settings(KARP_CH2, KARP_CH2_SWEEP["configuration"])),
                 samples=KARP_CH2_SWEEP["samples"],
+                run=lambda w: list(parse_run(w.run)),
                 device=config["device"],
                 state=f"{KARP_CH2_STATE}/sweep/{{run}}.pt",
             log:

@@ -5,14 +5,13 @@ saved state when an earlier job was interrupted."""
 
 import torch
 
-from linearlens.analysis.karp_thesis.ch2 import parse_run
 from linearlens.experiments.karp_thesis.ch2 import pair_run
 from linearlens.train.runtime import set_threads
 from linearlens.workflow import inputs_version, logged_job
 
 with logged_job(snakemake) as log:
     set_threads(snakemake.threads)
-    configuration, trial, sizes = parse_run(snakemake.wildcards.run)
+    configuration, trial, sizes = snakemake.params.run
     kept = "states" in snakemake.output.keys()
     frame, states = pair_run(snakemake.input.data, snakemake.params.settings, configuration, trial, sizes,
                              list(snakemake.params.pairs), list(snakemake.params.keep_sizes) if kept else (),

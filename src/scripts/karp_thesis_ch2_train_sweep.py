@@ -1,14 +1,13 @@
 """Rule karp_thesis_ch2_train_sweep: Fig A.1's A(S) alone for the sweep's samples at a group of
 sizes; a row per size, sample and snapshot (CSV)."""
 
-from linearlens.analysis.karp_thesis.ch2 import parse_run
 from linearlens.experiments.karp_thesis.ch2 import sweep_run
 from linearlens.train.runtime import set_threads
 from linearlens.workflow import inputs_version, logged_job
 
 with logged_job(snakemake) as log:
     set_threads(snakemake.threads)
-    configuration, trial, sizes = parse_run(snakemake.wildcards.run)
+    configuration, trial, sizes = snakemake.params.run
     frame = sweep_run(snakemake.input.data, snakemake.params.settings, configuration, trial, sizes,
                       snakemake.params.samples, snakemake.params.state, inputs_version(snakemake.input),
                       snakemake.params.device)
