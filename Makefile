@@ -6,6 +6,10 @@ CORES ?= all
 SNAKEMAKE_ARGS ?=
 PYTEST_ARGS ?=
 
+# Test oracles and benchmark peers for the curvature package, without their declared torchvision
+# (see the test extra in pyproject.toml); their imports come with the test extra.
+ORACLES := nngeometry==0.4 curvlinops-for-pytorch==3.0.1
+
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
@@ -26,9 +30,10 @@ report: $(INSTALLED)
 lint: $(INSTALLED)
 	$(BIN)/snakemake --lint
 
-$(INSTALLED): pyproject.toml
+$(INSTALLED): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet --no-deps $(ORACLES)
 	touch $@
 
 clean-results:

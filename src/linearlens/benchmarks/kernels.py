@@ -124,7 +124,7 @@ def _with_ratios(frame: pd.DataFrame, keys: list[str], reference: str) -> pd.Dat
 def _unavailable(method: str) -> str | None:
     """Why a method cannot run here, if it cannot: NNGeometry is a benchmark-only extra."""
     if method == "nngeometry" and importlib.util.find_spec("nngeometry") is None:
-        return "skipped: nngeometry not installed (pip install -e '.[bench]')"
+        return "skipped: nngeometry not installed (make installs it: see ORACLES in the Makefile)"
     return None
 
 

@@ -12,249 +12,31 @@ layers, and the network's full Jacobian is never formed:
 * any other module that owns parameters: its per-example Jacobian from ``torch.func`` (vmap over
   jacrev), so the answer is exact for every architecture.
 
-Examples are independent only when BatchNorm uses running statistics, so BatchNorm must be in eval
-mode (checked). Work is chunked over examples, so large Grams fit in memory.
+The per-layer inputs and output gradients come from ``linearlens.capture``, which the curvature
+matrices share. Examples are independent only when BatchNorm uses running statistics, so BatchNorm
+must be in eval mode (checked). Work is chunked over examples, so large Grams fit in memory.
 """
 
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor, nn
-from torch.func import functional_call, jacrev, vmap
 
+from .. import capture
+from ..capture import DenseFactor, OuterFactor
 from ..train.runtime import full_float32
 
 # The layer factors of all examples held at once (one group of layers at a time).
 FACTOR_MEMORY_BYTES = 4 * 2**30
 
 
-@dataclass
-class OuterFactor:
-    """A Linear layer applied once to flat inputs: tangent features = output_grads ⊗ inputs."""
-
-    output_grads: Tensor  # (n, c, out)
-    inputs: Tensor  # (n, in), (n, in + 1) with the bias's constant 1, or (n, 1) for a bias alone
-
-    def nbytes(self) -> int:
-        return self.output_grads.nbytes + self.inputs.nbytes
-
-
-@dataclass
-class DenseFactor:
-    """A layer's per-example, per-output parameter gradients."""
-
-    grads: Tensor  # (n, c, p)
-
-    def nbytes(self) -> int:
-        return self.grads.nbytes
-
-
-# --- which layers take which route ------------------------------------------------------------
-
-def _trainable(module: nn.Module) -> dict[str, nn.Parameter]:
-    return {name: p for name, p in module.named_parameters(recurse=False) if p.requires_grad}
-
-
-def _has_closed_form(module: nn.Module) -> bool:
-    if isinstance(module, (nn.Conv1d, nn.Conv2d)):
-        return module.groups == 1 and module.padding_mode == "zeros" and not isinstance(module.padding, str)
-    if isinstance(module, nn.Embedding):
-        return module.max_norm is None
-    return isinstance(module, (nn.Linear, nn.modules.batchnorm._NormBase, nn.LayerNorm, nn.GroupNorm))
-
-
-def _check_independent_examples(model: nn.Module) -> None:
-    for name, module in model.named_modules():
-        if isinstance(module, nn.modules.batchnorm._BatchNorm) and (
-                module.training or not module.track_running_stats):
-            raise ValueError(f"BatchNorm {name!r} normalises with batch statistics, which couples "
-                             "the examples; call model.eval() (running statistics) first")
-
-
-# --- per-layer gradients from inputs and output gradients --------------------------------------
-
-def _linear_factor(module: nn.Linear, calls: list, grads: list[Tensor]):
-    params = _trainable(module)
-    if len(calls) == 1 and calls[0].dim() == 2:  # the closed form needs no per-example gradient
-        n = calls[0].shape[0]
-        parts = ([calls[0]] if "weight" in params else []) + \
-                ([calls[0].new_ones(n, 1)] if "bias" in params else [])
-        return OuterFactor(grads[0], torch.cat(parts, dim=1))
-    weight, bias = 0, 0
-    for h, g in zip(calls, grads):  # a shared or sequence layer: sum over calls and positions
-        h, g = h.reshape(h.shape[0], -1, h.shape[-1]), g.reshape(*g.shape[:2], -1, g.shape[-1])
-        weight = weight + torch.einsum("nalo,nli->naoi", g, h)
-        bias = bias + g.sum(2)
-    return _dense(params, weight=weight, bias=bias)
-
-
-def _conv_factor(module: nn.Conv1d | nn.Conv2d, calls: list, grads: list[Tensor]):
-    two_d = isinstance(module, nn.Conv2d)
-
-    def pair(v):
-        return tuple(v) if two_d else (1, v[0])
-
-    weight, bias = 0, 0
-    for h, g in zip(calls, grads):
-        if not two_d:
-            h = h.unsqueeze(2)
-        patches = F.unfold(h, pair(module.kernel_size), dilation=pair(module.dilation),
-                           padding=pair(module.padding) if two_d else (0, module.padding[0]),
-                           stride=pair(module.stride))  # (n, in·k, positions)
-        g = g.reshape(*g.shape[:3], -1)  # (n, c, out, positions)
-        weight = weight + torch.einsum("naop,nkp->naok", g, patches)
-        bias = bias + g.sum(-1)
-    return _dense(_trainable(module), weight=weight, bias=bias)
-
-
-def _normalised(module: nn.Module, h: Tensor) -> tuple[Tensor, tuple[int, ...]]:
-    """The normalised input x̂ that the affine parameters multiply, and the dims they sum over."""
-    if isinstance(module, nn.LayerNorm):
-        x_hat = F.layer_norm(h, module.normalized_shape, None, None, module.eps)
-        return x_hat, tuple(range(1, h.dim() - len(module.normalized_shape)))
-    if isinstance(module, nn.GroupNorm):
-        x_hat = F.group_norm(h, module.num_groups, None, None, module.eps)
-    else:  # BatchNorm with running statistics (checked before)
-        x_hat = F.batch_norm(h, module.running_mean, module.running_var, None, None, False, 0.0,
-                             module.eps)
-    return x_hat, tuple(range(2, h.dim()))
-
-
-def _norm_factor(module: nn.Module, calls: list, grads: list[Tensor]):
-    weight, bias = 0, 0
-    for h, g in zip(calls, grads):
-        x_hat, summed = _normalised(module, h)
-        summed_g = tuple(d + 1 for d in summed)  # g has the output axis after the batch axis
-        weight = weight + _sum_over(g * x_hat.unsqueeze(1), summed_g)
-        bias = bias + _sum_over(g, summed_g)
-    return _dense(_trainable(module), weight=weight, bias=bias)
-
-
-def _sum_over(t: Tensor, dims: tuple[int, ...]) -> Tensor:
-    return t.sum(dims) if dims else t  # torch reads an empty dims tuple as "all dims"
-
-
-def _embedding_factor(module: nn.Embedding, calls: list, grads: list[Tensor]):
-    weight = 0
-    for idx, g in zip(calls, grads):
-        one_hot = F.one_hot(idx.reshape(idx.shape[0], -1), module.num_embeddings).to(g.dtype)
-        if module.padding_idx is not None:
-            one_hot[..., module.padding_idx] = 0  # the padding row receives no gradient
-        g = g.reshape(*g.shape[:2], -1, g.shape[-1])
-        weight = weight + torch.einsum("nlv,nald->navd", one_hot, g)
-    return _dense(_trainable(module), weight=weight)
-
-
-def _dense(params: dict[str, nn.Parameter], **grads) -> DenseFactor:
-    parts = [grads[name].flatten(2) for name in params]  # weight before bias, as registered
-    return DenseFactor(parts[0] if len(parts) == 1 else torch.cat(parts, dim=2))
-
-
-def _closed_form_factor(module, calls, grads):
-    if isinstance(module, nn.Linear):
-        return _linear_factor(module, calls, grads)
-    if isinstance(module, (nn.Conv1d, nn.Conv2d)):
-        return _conv_factor(module, calls, grads)
-    if isinstance(module, nn.Embedding):
-        return _embedding_factor(module, calls, grads)
-    return _norm_factor(module, calls, grads)
-
-
-# --- one chunk of examples ---------------------------------------------------------------------
-
-def _flat_outputs(out: Tensor) -> Tensor:
-    return out.reshape(out.shape[0], -1)
-
-
 def layer_factors(model: nn.Module, x: Tensor, outputs: list[int],
                   only: set[str] | None = None) -> dict[str, OuterFactor | DenseFactor]:
     """Tangent factors of every layer that owns trainable parameters (or of the layers named in
-    ``only``), for the examples ``x`` and the chosen output indices; keyed by module name ("" is
-    the root module)."""
-    owners: dict[int, int] = {}
-    for m in model.modules():
-        for p in _trainable(m).values():
-            owners[id(p)] = owners.get(id(p), 0) + 1
-    # A parameter shared between modules has the sum of their gradients: left to torch.func.
-    closed = {name: m for name, m in model.named_modules()
-              if _trainable(m) and _has_closed_form(m)
-              and all(owners[id(p)] == 1 for p in _trainable(m).values())
-              and (only is None or name in only)}
-    calls: dict[str, list] = {name: [] for name in closed}
-    layer_outputs: dict[str, list] = {name: [] for name in closed}
-
-    def recorder(name):
-        def hook(module, args, output):
-            calls[name].append(args[0].detach().clone())
-            layer_outputs[name].append(output)
-            return output.clone()  # later in-place ops then cannot alter the recorded output
-        return hook
-
-    handles = [m.register_forward_hook(recorder(name)) for name, m in closed.items()]
-    try:
-        with torch.enable_grad():
-            out = _flat_outputs(model(x))
-    finally:
-        for handle in handles:
-            handle.remove()
-
-    factors = {}
-    used = [name for name in closed if layer_outputs[name]]
-    recorded = [t for name in used for t in layer_outputs[name]]
-    output_grads = iter(_output_gradients(out, recorded, outputs))
-    for name in used:
-        grads = [next(output_grads) for _ in layer_outputs[name]]
-        factors[name] = _closed_form_factor(closed[name], calls[name], grads)
-
-    # Layers a forward pass never called as modules (e.g. weights used through F.* calls inside
-    # another module) and every other parameterised module: torch.func, exactly.
-    covered = {id(p) for name in used for p in _trainable(closed[name]).values()}
-    rest = {name: m for name, m in model.named_modules()
-            if any(id(p) not in covered for p in _trainable(m).values())
-            and (only is None or name in only)}
-    if rest:
-        factors.update(_functional_factors(model, x, outputs, rest, covered))
-    return factors
-
-
-def _output_gradients(out: Tensor, recorded: list[Tensor], outputs: list[int]) -> list[Tensor]:
-    """∂ out[i, a] / ∂ recorded[i] for every example i and chosen output a, as (n, c, ...) per
-    recorded tensor: all outputs in one batched backward pass (examples are independent)."""
-    if not recorded:
-        return []
-    seeds = out.new_zeros(len(outputs), *out.shape)
-    seeds[torch.arange(len(outputs)), :, torch.as_tensor(outputs)] = 1
-    if len(outputs) == 1:  # one plain backward pass: batching over outputs would only add a vmap
-        grads = [None if g is None else g.unsqueeze(0) for g in torch.autograd.grad(
-            out, recorded, grad_outputs=seeds[0], allow_unused=True)]
-    else:
-        grads = torch.autograd.grad(out, recorded, grad_outputs=seeds, is_grads_batched=True,
-                                    allow_unused=True)
-    return [torch.zeros(len(outputs), *t.shape, dtype=t.dtype, device=t.device).movedim(0, 1)
-            if g is None else g.movedim(0, 1) for g, t in zip(grads, recorded)]
-
-
-def _functional_factors(model, x, outputs, modules, covered) -> dict[str, DenseFactor]:
-    prefix = {name: f"{name}." if name else "" for name in modules}
-    first_owner: dict[int, str] = {}
-    for name, m in model.named_modules():
-        for p in _trainable(m).values():
-            first_owner.setdefault(id(p), name)
-    # A tied parameter counts once, under its first owner, whichever layers are asked for.
-    wanted = {prefix[name] + pname: p.detach() for name, m in modules.items()
-              for pname, p in _trainable(m).items()
-              if id(p) not in covered and first_owner[id(p)] == name}
-    jacobians = _jacobians(model, x, wanted, outputs)
-    factors = {}
-    for name in modules:
-        own = [key for key in wanted if key.startswith(prefix[name]) and "." not in key[len(prefix[name]):]]
-        if own:
-            factors[name] = DenseFactor(torch.cat([jacobians[key] for key in own], dim=2))
-    return factors
+    ``only``), for the examples ``x`` and the chosen output indices; keyed by module name."""
+    return capture.layer_factors(model, x, capture.one_hot_seeds(outputs), only, outputs=outputs)
 
 
 # --- Grams from factors ------------------------------------------------------------------------
@@ -289,7 +71,7 @@ def _chunks(x: Tensor, size: int) -> list[tuple[slice, Tensor]]:
 
 def _output_indices(model: nn.Module, x: Tensor, output) -> tuple[list[int], bool]:
     with torch.no_grad():
-        n_outputs = _flat_outputs(model(x[:1])).shape[1]
+        n_outputs = capture.flat_outputs(model(x[:1])).shape[1]
     if output in ("full", "trace"):
         return list(range(n_outputs)), output == "trace"
     if isinstance(output, int) and 0 <= output < n_outputs:
@@ -413,7 +195,7 @@ def empirical_ntk(model: nn.Module, x1: Tensor, x2: Tensor | None = None, *,
     factor is ever computed twice. Only the blocks on or above the diagonal of a symmetric Gram
     are computed.
     """
-    _check_independent_examples(model)
+    capture.check_independent_examples(model)
     outputs, trace = _output_indices(model, x1, output)
     symmetric = x2 is None
     x2 = x1 if symmetric else x2
@@ -462,7 +244,7 @@ def ntk_block(model: nn.Module, x: Tensor, columns: Tensor, *, output: str | int
     """K(x, x[columns]): the Gram between a set and a subset of it (the per-step kernel block of
     a training batch against all tracked points), from one forward and backward pass over ``x``.
     Unchunked: for the small networks whose training is tracked step by step."""
-    _check_independent_examples(model)
+    capture.check_independent_examples(model)
     outputs, trace = _output_indices(model, x, output)
     blocks = [factor_gram(f, _factor_slice(f, columns), trace)
               for f in layer_factors(model, x, outputs).values()]
@@ -474,7 +256,7 @@ def ntk_diagonal(model: nn.Module, x: Tensor, *, output: str | int = "full",
                  per_layer: bool = False, chunk_size: int | None = None,
                  memory_bytes: int = FACTOR_MEMORY_BYTES) -> Tensor | dict[str, Tensor]:
     """K(x, x) for each example alone: (n, c, c) for "full", (n,) for an index or "trace"."""
-    _check_independent_examples(model)
+    capture.check_independent_examples(model)
     outputs, trace = _output_indices(model, x, output)
     chunk_size = chunk_size or auto_chunk_size(model, x, len(outputs), memory_bytes)
     parts: dict[str, list[Tensor]] = {}
@@ -487,65 +269,14 @@ def ntk_diagonal(model: nn.Module, x: Tensor, *, output: str | int = "full",
 
 # --- the reference route -----------------------------------------------------------------------
 
-def _jacobians(model: nn.Module, x: Tensor, wanted: dict[str, Tensor],
-               outputs: list[int] | None = None) -> dict[str, Tensor]:
-    """Per-example Jacobians (n, c, numel) of the chosen outputs over the ``wanted`` parameters
-    (by name), the others held fixed: torch.func, vmap over jacrev. Flattened by each
-    parameter's size, not by flatten(2): a 0-dim parameter's Jacobian has no third axis."""
-    fixed = {name: p.detach() for name, p in model.named_parameters()}
-    buffers = dict(model.named_buffers())
-    index = None if outputs is None else torch.as_tensor(outputs, device=x.device)
-
-    def single(params, example):
-        out = _flat_outputs(functional_call(model, ({**fixed, **params}, buffers), (example.unsqueeze(0),)))[0]
-        return out if index is None else out[index]
-
-    jacobians = vmap(jacrev(single), in_dims=(None, 0))(wanted, x)  # (n, c, *shape) each
-    return {name: j.reshape(*j.shape[:2], wanted[name].numel()) for name, j in jacobians.items()}
-
-
 @full_float32()
 def jacobian_from_factors(model: nn.Module, x: Tensor, output: str | int = "full") -> Tensor:
     """(n, c, P) per-example Jacobian (c = 1 for an output index) over every trainable parameter, in
     ``model.named_parameters()`` order, assembled from the layer factors (one forward and one
     backward pass; no vmap). For the small networks whose training is tracked step by step."""
-    _check_independent_examples(model)
+    capture.check_independent_examples(model)
     outputs, _ = _output_indices(model, x, output)
-    factors = layer_factors(model, x, outputs)
-    modules = dict(model.named_modules())
-    owned = [(modules[name], factors[name]) for name in modules if name in factors]
-    widths = [_factor_width(module, factor) for module, factor in owned]
-    first = owned[0][1]
-    reference = first.grads if isinstance(first, DenseFactor) else first.output_grads
-    jacobian = reference.new_empty(len(x), len(outputs), sum(widths))
-    start = 0
-    for (module, factor), width in zip(owned, widths):
-        _write_dense_grads(module, factor, jacobian[:, :, start:start + width])
-        start += width
-    return jacobian.detach()
-
-
-def _factor_width(module: nn.Module, factor) -> int:
-    if isinstance(factor, DenseFactor):  # torch.func's gradients: of the parameters it was given
-        return factor.grads.shape[2]
-    return sum(p.numel() for p in _trainable(module).values())
-
-
-def _write_dense_grads(module: nn.Module, factor, target: Tensor) -> None:
-    """The layer's (n, c, p) gradients written into ``target`` (weight then bias, as
-    ``named_parameters``), without an intermediate copy."""
-    if isinstance(factor, DenseFactor):
-        target.copy_(factor.grads)
-        return
-    grads, inputs = factor.output_grads.detach(), factor.inputs.detach()
-    params = _trainable(module)
-    n, c, out = grads.shape
-    if "weight" in params:
-        width = inputs.shape[1] - ("bias" in params)
-        weight = target[:, :, :out * width].unflatten(2, (out, width))
-        torch.mul(grads[..., None], inputs[:, None, None, :width], out=weight)
-    if "bias" in params:
-        target[:, :, target.shape[2] - out:].copy_(grads * inputs[:, None, -1:])
+    return capture.per_example_gradients(model, x, capture.one_hot_seeds(outputs), outputs=outputs)
 
 
 @full_float32()
@@ -553,7 +284,7 @@ def per_example_jacobian(model: nn.Module, x: Tensor, chunk_size: int = 256) -> 
     """(n, c, P) Jacobian of the outputs over every trainable parameter. The plain route that
     ``empirical_ntk`` replaces: the tests' reference and the benchmark's baseline."""
     trainable = {name: p.detach() for name, p in model.named_parameters() if p.requires_grad}
-    blocks = [_jacobians(model, part, trainable) for _, part in _chunks(x, chunk_size)]
+    blocks = [capture.per_example_jacobians(model, part, trainable) for _, part in _chunks(x, chunk_size)]
     return torch.cat([torch.cat(list(block.values()), dim=2) for block in blocks])
 
 

@@ -1,0 +1,377 @@
+"""Per-layer capture of inputs and output gradients: the one mechanism behind the tangent kernels
+(``kernels/ntk.py``) and the curvature matrices (``curvature/``).
+
+One forward pass records every parameterised layer's input; one batched backward pass gives, for
+each example i and each *seed* k, the gradient of ``seeds[i, k] · f(x_i)`` with respect to the
+layer's output. The gradient of that scalar with respect to the layer's parameters follows from the
+two without forming the network's Jacobian:
+
+* a tangent kernel uses one-hot seeds (one per output index): the rows of the Jacobian J(x_i);
+* a Fisher matrix uses seeds from its likelihood: Σ_k g_ik g_ikᵀ with g_ik = J(x_i)ᵀ seeds[i, k]
+  is the example's expected (or sampled, or empirical) outer product of log-likelihood gradients.
+
+Linear and convolutional layers also expose their *affine terms* (inputs, with a constant 1 for
+the bias, and output gradients, per position), from which KFAC's Kronecker factors are built.
+Modules whose parameters no closed form covers go through ``torch.func`` (vmap over jacrev), so
+every architecture is exact. Examples must be independent: BatchNorm only in eval mode.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+from torch.func import functional_call, jacrev, vmap
+
+# Seeds: (n, k, c) per example, or a function of the detached (n, c) outputs giving them.
+Seeds = Tensor | Callable[[Tensor], Tensor]
+
+
+@dataclass
+class OuterFactor:
+    """A Linear layer applied once to flat inputs: tangent features = output_grads ⊗ inputs."""
+
+    output_grads: Tensor  # (n, k, out)
+    inputs: Tensor  # (n, in), (n, in + 1) with the bias's constant 1, or (n, 1) for a bias alone
+
+    def nbytes(self) -> int:
+        return self.output_grads.nbytes + self.inputs.nbytes
+
+
+@dataclass
+class DenseFactor:
+    """A layer's per-example, per-seed parameter gradients."""
+
+    grads: Tensor  # (n, k, p), weight before bias as registered
+
+    def nbytes(self) -> int:
+        return self.grads.nbytes
+
+
+@dataclass
+class Captured:
+    """What one forward and backward pass recorded at a layer, one entry per call of the layer."""
+
+    module: nn.Module
+    inputs: list[Tensor]  # (n, ...) the layer's input
+    output_grads: list[Tensor]  # (n, k, ...) the gradient of each seed's scalar at the layer's output
+
+
+# --- which layers take which route ------------------------------------------------------------
+
+def trainable(module: nn.Module) -> dict[str, nn.Parameter]:
+    """The module's own trainable parameters (not its children's), in registration order."""
+    return {name: p for name, p in module.named_parameters(recurse=False) if p.requires_grad}
+
+
+def is_affine(module: nn.Module) -> bool:
+    """Linear and convolution layers: weight · input (+ bias), with Kronecker-factored curvature."""
+    if isinstance(module, (nn.Conv1d, nn.Conv2d)):
+        return module.groups == 1 and module.padding_mode == "zeros" and not isinstance(module.padding, str)
+    return isinstance(module, nn.Linear)
+
+
+def has_closed_form(module: nn.Module) -> bool:
+    if isinstance(module, nn.Embedding):
+        return module.max_norm is None
+    return is_affine(module) or isinstance(
+        module, (nn.modules.batchnorm._NormBase, nn.LayerNorm, nn.GroupNorm))
+
+
+def check_independent_examples(model: nn.Module) -> None:
+    for name, module in model.named_modules():
+        if isinstance(module, nn.modules.batchnorm._BatchNorm) and (
+                module.training or not module.track_running_stats):
+            raise ValueError(f"BatchNorm {name!r} normalises with batch statistics, which couples "
+                             "the examples; call model.eval() (running statistics) first")
+
+
+def flat_outputs(out: Tensor) -> Tensor:
+    return out.reshape(out.shape[0], -1)
+
+
+def one_hot_seeds(outputs: list[int]) -> Callable[[Tensor], Tensor]:
+    """Seeds selecting output indices: the rows of the Jacobian."""
+    def seeds(out: Tensor) -> Tensor:
+        s = out.new_zeros(out.shape[0], len(outputs), out.shape[1])
+        s[:, torch.arange(len(outputs)), torch.as_tensor(outputs)] = 1
+        return s
+    return seeds
+
+
+# --- affine layers: inputs and output gradients per position ----------------------------------
+
+def affine_terms(module: nn.Module, h: Tensor, g: Tensor) -> tuple[Tensor, Tensor]:
+    """One call of a Linear or convolution layer as (inputs (n, T, width), output gradients
+    (n, k, T, out)) over its T positions: the parameter gradient of seed k is Σ_t g[:, k, t] ⊗
+    inputs[:, t], with the weight flattened row-major (out, in·kernel) and, when the layer has a
+    bias, a last input column of ones for it."""
+    params = trainable(module)
+    if isinstance(module, nn.Linear):
+        inputs = h.reshape(h.shape[0], -1, h.shape[-1])
+        grads = g.reshape(*g.shape[:2], -1, g.shape[-1])
+    else:
+        inputs = _patches(module, h).transpose(1, 2)  # (n, T, in·kernel)
+        grads = g.reshape(*g.shape[:3], -1).transpose(2, 3)  # (n, k, T, out)
+    if "weight" not in params:
+        inputs = inputs[..., :0]
+    if "bias" in params:
+        inputs = torch.cat([inputs, inputs.new_ones(*inputs.shape[:2], 1)], dim=2)
+    return inputs, grads
+
+
+def _patches(module: nn.Conv1d | nn.Conv2d, h: Tensor) -> Tensor:
+    """(n, in·kernel, positions): the unfolded inputs that the convolution multiplies."""
+    two_d = isinstance(module, nn.Conv2d)
+
+    def pair(v):
+        return tuple(v) if two_d else (1, v[0])
+
+    if not two_d:
+        h = h.unsqueeze(2)
+    return F.unfold(h, pair(module.kernel_size), dilation=pair(module.dilation),
+                    padding=pair(module.padding) if two_d else (0, module.padding[0]),
+                    stride=pair(module.stride))
+
+
+# --- per-example parameter gradients from inputs and output gradients --------------------------
+
+def captured_factor(captured: Captured) -> OuterFactor | DenseFactor:
+    """A layer's tangent factor: its per-example, per-seed gradients, or for a Linear layer called
+    once on flat inputs the outer-product form that never forms them."""
+    module = captured.module
+    if is_affine(module):
+        if isinstance(module, nn.Linear) and len(captured.inputs) == 1 and captured.inputs[0].dim() == 2:
+            inputs, grads = affine_terms(module, captured.inputs[0], captured.output_grads[0])
+            return OuterFactor(grads[:, :, 0], inputs[:, 0])
+        return _affine_gradients(captured)
+    if isinstance(module, nn.Embedding):
+        return _embedding_gradients(captured)
+    return _norm_gradients(captured)
+
+
+def _affine_gradients(captured: Captured) -> DenseFactor:
+    weight, bias = 0, 0
+    params = trainable(captured.module)
+    for h, g in zip(captured.inputs, captured.output_grads):  # shared layers: sum over calls
+        inputs, grads = affine_terms(captured.module, h, g)
+        if "bias" in params:
+            inputs = inputs[..., :-1]
+            bias = bias + grads.sum(2)
+        if "weight" in params:
+            weight = weight + torch.einsum("nkto,nti->nkoi", grads, inputs)
+    return _dense(params, weight=weight, bias=bias)
+
+
+def _normalised(module: nn.Module, h: Tensor) -> tuple[Tensor, tuple[int, ...]]:
+    """The normalised input x̂ that the affine parameters multiply, and the dims they sum over."""
+    if isinstance(module, nn.LayerNorm):
+        x_hat = F.layer_norm(h, module.normalized_shape, None, None, module.eps)
+        return x_hat, tuple(range(1, h.dim() - len(module.normalized_shape)))
+    if isinstance(module, nn.GroupNorm):
+        x_hat = F.group_norm(h, module.num_groups, None, None, module.eps)
+    else:  # BatchNorm with running statistics (checked before)
+        x_hat = F.batch_norm(h, module.running_mean, module.running_var, None, None, False, 0.0,
+                             module.eps)
+    return x_hat, tuple(range(2, h.dim()))
+
+
+def _norm_gradients(captured: Captured) -> DenseFactor:
+    weight, bias = 0, 0
+    for h, g in zip(captured.inputs, captured.output_grads):
+        x_hat, summed = _normalised(captured.module, h)
+        summed_g = tuple(d + 1 for d in summed)  # g has the seed axis after the batch axis
+        weight = weight + _sum_over(g * x_hat.unsqueeze(1), summed_g)
+        bias = bias + _sum_over(g, summed_g)
+    return _dense(trainable(captured.module), weight=weight, bias=bias)
+
+
+def _sum_over(t: Tensor, dims: tuple[int, ...]) -> Tensor:
+    return t.sum(dims) if dims else t  # torch reads an empty dims tuple as "all dims"
+
+
+def _embedding_gradients(captured: Captured) -> DenseFactor:
+    module, weight = captured.module, 0
+    for idx, g in zip(captured.inputs, captured.output_grads):
+        one_hot = F.one_hot(idx.reshape(idx.shape[0], -1), module.num_embeddings).to(g.dtype)
+        if module.padding_idx is not None:
+            one_hot[..., module.padding_idx] = 0  # the padding row receives no gradient
+        g = g.reshape(*g.shape[:2], -1, g.shape[-1])
+        weight = weight + torch.einsum("nlv,nkld->nkvd", one_hot, g)
+    return _dense(trainable(module), weight=weight)
+
+
+def _dense(params: dict[str, nn.Parameter], **grads) -> DenseFactor:
+    parts = [grads[name].flatten(2) for name in params]  # weight before bias, as registered
+    return DenseFactor(parts[0] if len(parts) == 1 else torch.cat(parts, dim=2))
+
+
+# --- one pass over a batch ---------------------------------------------------------------------
+
+def closed_form_layers(model: nn.Module, only: set[str] | None = None) -> dict[str, nn.Module]:
+    """Layers whose gradients come from the capture: a closed form, and no parameter shared with
+    another module (a shared parameter has the sum of their gradients: left to torch.func)."""
+    owners: dict[int, int] = {}
+    for m in model.modules():
+        for p in trainable(m).values():
+            owners[id(p)] = owners.get(id(p), 0) + 1
+    return {name: m for name, m in model.named_modules()
+            if trainable(m) and has_closed_form(m)
+            and all(owners[id(p)] == 1 for p in trainable(m).values())
+            and (only is None or name in only)}
+
+
+def capture(model: nn.Module, x: Tensor, seeds: Seeds,
+            only: set[str] | None = None) -> tuple[dict[str, Captured], Tensor]:
+    """Each closed-form layer's inputs and per-seed output gradients for the examples ``x``, and
+    the seeds used ((n, k, c)). Layers the forward pass never called are left out."""
+    layers = closed_form_layers(model, only)
+    records: dict[str, Captured] = {name: Captured(m, [], []) for name, m in layers.items()}
+    outputs: dict[str, list[Tensor]] = {name: [] for name in layers}
+
+    def recorder(name):
+        def hook(module, args, output):
+            records[name].inputs.append(args[0].detach().clone())
+            outputs[name].append(output)
+            return output.clone()  # later in-place ops then cannot alter the recorded output
+        return hook
+
+    handles = [m.register_forward_hook(recorder(name)) for name, m in layers.items()]
+    try:
+        with torch.enable_grad():
+            out = flat_outputs(model(x))
+    finally:
+        for handle in handles:
+            handle.remove()
+    seed_tensor = seeds(out.detach()) if callable(seeds) else seeds
+    used = [name for name in layers if outputs[name]]
+    grads = iter(_output_gradients(out, [t for name in used for t in outputs[name]], seed_tensor))
+    for name in used:
+        records[name].output_grads.extend(next(grads) for _ in outputs[name])
+    return {name: records[name] for name in used}, seed_tensor
+
+
+def _output_gradients(out: Tensor, recorded: list[Tensor], seeds: Tensor) -> list[Tensor]:
+    """∂ (seeds[i, k] · out[i]) / ∂ recorded[i] for every example i and seed k, as (n, k, ...) per
+    recorded tensor: all seeds in one batched backward pass (examples are independent)."""
+    if not recorded:
+        return []
+    k = seeds.shape[1]
+    if k == 1:  # one plain backward pass: batching over seeds would only add a vmap
+        grads = [None if g is None else g.unsqueeze(0) for g in torch.autograd.grad(
+            out, recorded, grad_outputs=seeds[:, 0], allow_unused=True)]
+    else:
+        grads = torch.autograd.grad(out, recorded, grad_outputs=seeds.movedim(1, 0).contiguous(),
+                                    is_grads_batched=True, allow_unused=True)
+    return [torch.zeros(k, *t.shape, dtype=t.dtype, device=t.device).movedim(0, 1)
+            if g is None else g.movedim(0, 1) for g, t in zip(grads, recorded)]
+
+
+def layer_captures(model: nn.Module, x: Tensor, seeds: Seeds, only: set[str] | None = None,
+                   outputs: list[int] | None = None) -> dict[str, Captured | DenseFactor]:
+    """What every layer that owns trainable parameters (or every layer named in ``only``) gives
+    for the examples ``x`` and the seeds, keyed by module name ("" is the root module): its
+    capture, or for the layers no closed form covers their gradients from torch.func.
+    ``outputs``: when the seeds are one-hot on these output indices, the torch.func route
+    differentiates only those outputs."""
+    captured, seed_tensor = capture(model, x, seeds, only)
+    layers: dict[str, Captured | DenseFactor] = dict(captured)
+    # Layers a forward pass never called as modules (e.g. weights used through F.* calls inside
+    # another module) and every other parameterised module: torch.func, exactly.
+    covered = {id(p) for c in captured.values() for p in trainable(c.module).values()}
+    rest = {name: m for name, m in model.named_modules()
+            if any(id(p) not in covered for p in trainable(m).values())
+            and (only is None or name in only)}
+    if rest:
+        layers.update(_functional_factors(model, x, seed_tensor, outputs, rest, covered))
+    return layers
+
+
+def layer_factors(model: nn.Module, x: Tensor, seeds: Seeds, only: set[str] | None = None,
+                  outputs: list[int] | None = None) -> dict[str, OuterFactor | DenseFactor]:
+    """Tangent factors of every layer that owns trainable parameters (see ``layer_captures``)."""
+    return {name: captured_factor(c) if isinstance(c, Captured) else c
+            for name, c in layer_captures(model, x, seeds, only, outputs).items()}
+
+
+def per_example_gradients(model: nn.Module, x: Tensor, seeds: Seeds,
+                          outputs: list[int] | None = None) -> Tensor:
+    """(n, k, P) gradients of each seed's scalar over every trainable parameter, in
+    ``model.named_parameters()`` order, assembled from the layer factors (one forward and one
+    backward pass; no vmap)."""
+    factors = layer_factors(model, x, seeds, outputs=outputs)
+    modules = dict(model.named_modules())
+    owned = [(modules[name], factors[name]) for name in modules if name in factors]
+    widths = [_factor_width(module, factor) for module, factor in owned]
+    first = owned[0][1]
+    reference = first.grads if isinstance(first, DenseFactor) else first.output_grads
+    gradients = reference.new_empty(len(x), reference.shape[1], sum(widths))
+    start = 0
+    for (module, factor), width in zip(owned, widths):
+        write_gradients(module, factor, gradients[:, :, start:start + width])
+        start += width
+    return gradients.detach()
+
+
+def _factor_width(module: nn.Module, factor) -> int:
+    if isinstance(factor, DenseFactor):  # torch.func's gradients: of the parameters it was given
+        return factor.grads.shape[2]
+    return sum(p.numel() for p in trainable(module).values())
+
+
+def write_gradients(module: nn.Module, factor: OuterFactor | DenseFactor, target: Tensor) -> None:
+    """The layer's (n, k, p) gradients written into ``target`` (weight then bias, as
+    ``named_parameters``), without an intermediate copy."""
+    if isinstance(factor, DenseFactor):
+        target.copy_(factor.grads)
+        return
+    grads, inputs = factor.output_grads.detach(), factor.inputs.detach()
+    params = trainable(module)
+    out = grads.shape[2]
+    if "weight" in params:
+        width = inputs.shape[1] - ("bias" in params)
+        weight = target[:, :, :out * width].unflatten(2, (out, width))
+        torch.mul(grads[..., None], inputs[:, None, None, :width], out=weight)
+    if "bias" in params:
+        target[:, :, target.shape[2] - out:].copy_(grads * inputs[:, None, -1:])
+
+
+def _functional_factors(model, x, seeds, outputs, modules, covered) -> dict[str, DenseFactor]:
+    prefix = {name: f"{name}." if name else "" for name in modules}
+    first_owner: dict[int, str] = {}
+    for name, m in model.named_modules():
+        for p in trainable(m).values():
+            first_owner.setdefault(id(p), name)
+    # A tied parameter counts once, under its first owner, whichever layers are asked for.
+    wanted = {prefix[name] + pname: p.detach() for name, m in modules.items()
+              for pname, p in trainable(m).items()
+              if id(p) not in covered and first_owner[id(p)] == name}
+    jacobians = per_example_jacobians(model, x, wanted, outputs)
+    if outputs is None:  # rows of the full Jacobian, combined by the seeds
+        jacobians = {key: torch.einsum("nkc,ncp->nkp", seeds, j) for key, j in jacobians.items()}
+    factors = {}
+    for name in modules:
+        own = [key for key in wanted if key.startswith(prefix[name]) and "." not in key[len(prefix[name]):]]
+        if own:
+            factors[name] = DenseFactor(torch.cat([jacobians[key] for key in own], dim=2))
+    return factors
+
+
+def per_example_jacobians(model: nn.Module, x: Tensor, wanted: dict[str, Tensor],
+                          outputs: list[int] | None = None) -> dict[str, Tensor]:
+    """Per-example Jacobians (n, c, numel) of the chosen outputs over the ``wanted`` parameters
+    (by name), the others held fixed: torch.func, vmap over jacrev. Flattened by each
+    parameter's size, not by flatten(2): a 0-dim parameter's Jacobian has no third axis."""
+    fixed = {name: p.detach() for name, p in model.named_parameters()}
+    buffers = dict(model.named_buffers())
+    index = None if outputs is None else torch.as_tensor(outputs, device=x.device)
+
+    def single(params, example):
+        out = flat_outputs(functional_call(model, ({**fixed, **params}, buffers), (example.unsqueeze(0),)))[0]
+        return out if index is None else out[index]
+
+    jacobians = vmap(jacrev(single), in_dims=(None, 0))(wanted, x)  # (n, c, *shape) each
+    return {name: j.reshape(*j.shape[:2], wanted[name].numel()) for name, j in jacobians.items()}
