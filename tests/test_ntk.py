@@ -219,13 +219,17 @@ def test_kernels_run_without_tf32_and_restore_the_callers_setting():
         torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
 
 
-def test_symmetric_gram_from_upper_blocks_spans_several_tiles():
-    """More examples than one Gram tile: the blocks below the diagonal are mirrored, not
+def test_symmetric_gram_from_upper_blocks_spans_several_block_rows():
+    """More examples than one block row: the blocks below the diagonal are mirrored, not
     computed, and must still be exact, per layer and summed."""
-    from linearlens.kernels.ntk import GRAM_TILE
+    from linearlens.kernels.ntk import GRAM_BLOCK_ROWS, GRAM_BLOCKS, block_rows
     torch.manual_seed(0)
     model = mlp(3, [5], 2, activation="tanh")
-    x = torch.randn(2 * GRAM_TILE + 7, 3)
+    x = torch.randn(GRAM_BLOCK_ROWS + 7, 3)  # two outputs: block rows of GRAM_BLOCK_ROWS / 2 examples
+    blocks = block_rows(len(x), len(x), 2, 8, symmetric=True)
+    assert len(blocks) == 3 and all(cols == slice(rows.start, len(x)) for rows, cols in blocks)
+    many = block_rows(100 * GRAM_BLOCKS, 100 * GRAM_BLOCKS, 10, 8, symmetric=True)
+    assert len(many) == GRAM_BLOCKS  # a large Gram: its lower triangle mostly skipped
     expected = reference_ntk(model, x, x)
     assert relative_error(empirical_ntk(model, x), expected) < TOLERANCE
     assert relative_error(sum(empirical_ntk(model, x, per_layer=True).values()), expected) < TOLERANCE

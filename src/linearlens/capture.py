@@ -18,6 +18,7 @@ every architecture is exact. Examples must be independent: BatchNorm only in eva
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -104,66 +105,104 @@ def one_hot_seeds(outputs: list[int]) -> Callable[[Tensor], Tensor]:
 
 # --- affine layers: inputs and output gradients per position ----------------------------------
 
-def affine_terms(module: nn.Module, h: Tensor, g: Tensor) -> tuple[Tensor, Tensor]:
-    """One call of a Linear or convolution layer as (inputs (n, T, width), output gradients
-    (n, k, T, out)) over its T positions: the parameter gradient of seed k is Σ_t g[:, k, t] ⊗
-    inputs[:, t], with the weight flattened row-major (out, in·kernel) and, when the layer has a
-    bias, a last input column of ones for it."""
+def affine_terms(module: nn.Module, h: Tensor, g: Tensor, bias_row: bool = True) -> tuple[Tensor, Tensor]:
+    """One call of a Linear or convolution layer as (inputs (m, width, T), output gradients
+    (m, k, out, T)) over its T positions, in the layouts autograd and unfold give them (views, no
+    copies): the parameter gradient of seed k is Σ_t g[:, k, :, t] ⊗ inputs[:, :, t], with the
+    weight flattened row-major (out, in·kernel) and, when the layer has a bias and ``bias_row``, a
+    last input row of ones for it."""
     params = trainable(module)
     if isinstance(module, nn.Linear):
-        inputs = h.reshape(h.shape[0], -1, h.shape[-1])
-        grads = g.reshape(*g.shape[:2], -1, g.shape[-1])
+        inputs = h.reshape(h.shape[0], -1, h.shape[-1]).transpose(1, 2)
+        grads = g.reshape(*g.shape[:2], -1, g.shape[-1]).transpose(2, 3)
     else:
-        inputs = _patches(module, h).transpose(1, 2)  # (n, T, in·kernel)
-        grads = g.reshape(*g.shape[:3], -1).transpose(2, 3)  # (n, k, T, out)
+        inputs = _patches(module, h)  # (m, in·kernel, T)
+        grads = g.reshape(*g.shape[:3], -1)
     if "weight" not in params:
-        inputs = inputs[..., :0]
-    if "bias" in params:
-        inputs = torch.cat([inputs, inputs.new_ones(*inputs.shape[:2], 1)], dim=2)
+        inputs = inputs[:, :0]
+    if bias_row and "bias" in params:
+        inputs = torch.cat([inputs, inputs.new_ones(inputs.shape[0], 1, inputs.shape[2])], dim=1)
     return inputs, grads
 
 
 def _patches(module: nn.Conv1d | nn.Conv2d, h: Tensor) -> Tensor:
-    """(n, in·kernel, positions): the unfolded inputs that the convolution multiplies."""
-    two_d = isinstance(module, nn.Conv2d)
-
-    def pair(v):
-        return tuple(v) if two_d else (1, v[0])
-
-    if not two_d:
-        h = h.unsqueeze(2)
-    return F.unfold(h, pair(module.kernel_size), dilation=pair(module.dilation),
-                    padding=pair(module.padding) if two_d else (0, module.padding[0]),
-                    stride=pair(module.stride))
+    """(m, in·kernel, positions): the unfolded inputs that the convolution multiplies, in
+    F.unfold's order. Taken as sliding windows of the padded input (a view) and copied once:
+    about 15× faster than F.unfold's im2col on a 2-core CPU (0.05 s against 0.8 s for a ResNet-20
+    first-stage layer at 100 examples); F.unfold remains for dilated convolutions."""
+    spatial = 2 if isinstance(module, nn.Conv2d) else 1
+    if any(d != 1 for d in module.dilation):
+        h2 = h if spatial == 2 else h.unsqueeze(2)
+        pair = (lambda v: tuple(v)) if spatial == 2 else (lambda v: (1, v[0]))
+        padding = pair(module.padding) if spatial == 2 else (0, module.padding[0])
+        return F.unfold(h2, pair(module.kernel_size), dilation=pair(module.dilation), padding=padding,
+                        stride=pair(module.stride))
+    padding = [p for p in reversed(module.padding) for _ in range(2)]  # F.pad: last dimension first
+    windows = F.pad(h, padding) if any(padding) else h
+    for dim, (size, step) in enumerate(zip(module.kernel_size, module.stride)):
+        windows = windows.unfold(2 + dim, size, step)  # (m, in, *positions, *kernel)
+    m, channels = windows.shape[:2]
+    positions = windows.shape[2:2 + spatial]
+    kernel_dims = tuple(range(2 + spatial, 2 + 2 * spatial))
+    ordered = windows.permute(0, 1, *kernel_dims, *range(2, 2 + spatial))
+    return ordered.reshape(m, channels * math.prod(module.kernel_size), math.prod(positions))
 
 
 # --- per-example parameter gradients from inputs and output gradients --------------------------
 
+def outer_form(captured: Captured) -> OuterFactor | None:
+    """A Linear layer called once on flat inputs as output gradients ⊗ inputs (its per-example
+    gradients never formed); None for any other layer."""
+    module = captured.module
+    if isinstance(module, nn.Linear) and len(captured.inputs) == 1 and captured.inputs[0].dim() == 2:
+        inputs, grads = affine_terms(module, captured.inputs[0], captured.output_grads[0])
+        return OuterFactor(grads[..., 0], inputs[..., 0])
+    return None
+
+
 def captured_factor(captured: Captured) -> OuterFactor | DenseFactor:
     """A layer's tangent factor: its per-example, per-seed gradients, or for a Linear layer called
     once on flat inputs the outer-product form that never forms them."""
+    outer = outer_form(captured)
+    if outer is not None:
+        return outer
+    g = captured.output_grads[0]
+    target = g.new_empty(g.shape[0], g.shape[1], captured_width(captured))
+    write_captured_gradients(captured, target)
+    return DenseFactor(target)
+
+
+def captured_width(captured: Captured) -> int:
+    return sum(p.numel() for p in trainable(captured.module).values())
+
+
+def write_captured_gradients(captured: Captured, target: Tensor) -> None:
+    """The layer's (m, k, p) per-example gradients written into ``target`` (weight then bias),
+    which may be a slice of a larger buffer: no other copy of the layer's gradients is made."""
     module = captured.module
-    if is_affine(module):
-        if isinstance(module, nn.Linear) and len(captured.inputs) == 1 and captured.inputs[0].dim() == 2:
-            inputs, grads = affine_terms(module, captured.inputs[0], captured.output_grads[0])
-            return OuterFactor(grads[:, :, 0], inputs[:, 0])
-        return _affine_gradients(captured)
-    if isinstance(module, nn.Embedding):
-        return _embedding_gradients(captured)
-    return _norm_gradients(captured)
-
-
-def _affine_gradients(captured: Captured) -> DenseFactor:
-    weight, bias = 0, 0
-    params = trainable(captured.module)
-    for h, g in zip(captured.inputs, captured.output_grads):  # shared layers: sum over calls
-        inputs, grads = affine_terms(captured.module, h, g)
-        if "bias" in params:
-            inputs = inputs[..., :-1]
-            bias = bias + grads.sum(2)
+    if not is_affine(module):
+        factor = _embedding_gradients(captured) if isinstance(module, nn.Embedding) else _norm_gradients(captured)
+        target.copy_(factor.grads)
+        return
+    params = trainable(module)
+    for call, (h, g) in enumerate(zip(captured.inputs, captured.output_grads)):  # shared layers: summed
+        inputs, grads = affine_terms(module, h, g, bias_row=False)
+        m, k, out, positions = grads.shape
+        parts = []
         if "weight" in params:
-            weight = weight + torch.einsum("nkto,nti->nkoi", grads, inputs)
-    return _dense(params, weight=weight, bias=bias)
+            # Σ over positions of g ⊗ inputs: per example one product (k·out × T)(T × in·kernel)
+            rows = grads.reshape(m, k * out, positions)
+            parts.append(torch.bmm(rows, inputs.transpose(1, 2)).view(m, k, -1))
+        if "bias" in params:
+            parts.append(grads.sum(3))
+        start = 0
+        for part in parts:
+            view = target[:, :, start:start + part.shape[2]]
+            if call == 0:
+                view.copy_(part)
+            else:
+                view.add_(part)
+            start += part.shape[2]
 
 
 def _normalised(module: nn.Module, h: Tensor) -> tuple[Tensor, tuple[int, ...]]:
@@ -256,18 +295,22 @@ def capture(model: nn.Module, x: Tensor, seeds: Seeds,
 
 def _output_gradients(out: Tensor, recorded: list[Tensor], seeds: Tensor) -> list[Tensor]:
     """∂ (seeds[i, k] · out[i]) / ∂ recorded[i] for every example i and seed k, as (n, k, ...) per
-    recorded tensor: all seeds in one batched backward pass (examples are independent)."""
+    recorded tensor (examples are independent): one plain backward pass per seed, written into
+    buffers laid out (n, k, ...) so that per-example products read them without another copy
+    (batching the seeds with vmap was slower: its convolution backward leaves the oneDNN path)."""
     if not recorded:
         return []
     k = seeds.shape[1]
-    if k == 1:  # one plain backward pass: batching over seeds would only add a vmap
-        grads = [None if g is None else g.unsqueeze(0) for g in torch.autograd.grad(
-            out, recorded, grad_outputs=seeds[:, 0], allow_unused=True)]
-    else:
-        grads = torch.autograd.grad(out, recorded, grad_outputs=seeds.movedim(1, 0).contiguous(),
-                                    is_grads_batched=True, allow_unused=True)
-    return [torch.zeros(k, *t.shape, dtype=t.dtype, device=t.device).movedim(0, 1)
-            if g is None else g.movedim(0, 1) for g, t in zip(grads, recorded)]
+    buffers = [t.new_empty(t.shape[0], k, *t.shape[1:]) for t in recorded]
+    for seed in range(k):
+        grads = torch.autograd.grad(out, recorded, grad_outputs=seeds[:, seed], allow_unused=True,
+                                    retain_graph=seed < k - 1)
+        for buffer, g in zip(buffers, grads):
+            if g is None:  # a recorded output the chosen outputs do not depend on
+                buffer[:, seed] = 0
+            else:
+                buffer[:, seed] = g
+    return buffers
 
 
 def layer_captures(model: nn.Module, x: Tensor, seeds: Seeds, only: set[str] | None = None,

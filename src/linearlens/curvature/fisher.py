@@ -139,8 +139,9 @@ def _matrix_gradients(item: Captured, rotation: tuple[Tensor, Tensor] | None = N
     for h, g in zip(item.inputs, item.output_grads):
         inputs, grads = affine_terms(item.module, h, g)
         if rotation is not None:
-            grads, inputs = grads @ rotation[0], inputs @ rotation[1]
-        total = total + torch.einsum("mkto,mti->mkoi", grads, inputs)
+            grads = torch.einsum("mkot,op->mkpt", grads, rotation[0])
+            inputs = torch.einsum("mit,ij->mjt", inputs, rotation[1])
+        total = total + torch.einsum("mkot,mit->mkoi", grads, inputs)
     return total
 
 
@@ -148,7 +149,7 @@ def _single_position(item) -> tuple[Tensor, Tensor] | None:
     """A Linear layer called once on flat inputs: (inputs (m, width), output grads (m, k, out))."""
     if isinstance(item.module, nn.Linear) and len(item.inputs) == 1 and item.inputs[0].dim() == 2:
         inputs, grads = affine_terms(item.module, item.inputs[0], item.output_grads[0])
-        return inputs[:, 0], grads[:, :, 0]
+        return inputs[..., 0], grads[..., 0]
     return None
 
 
@@ -218,9 +219,9 @@ class _KroneckerSums(_Sums):
         b = 0
         for h, g in zip(item.inputs, item.output_grads):
             inputs, grads = affine_terms(item.module, h, g)
-            self.a = self.a + torch.einsum("mti,mtj->ij", inputs, inputs)
-            b = b + torch.einsum("mkto,mktp->op", grads, grads)
-            positions += inputs.shape[1]
+            self.a = self.a + torch.einsum("mit,mjt->ij", inputs, inputs)
+            b = b + torch.einsum("mkot,mkpt->op", grads, grads)
+            positions += inputs.shape[2]
         self.b = self.b + b / positions
 
     def block(self, n):

@@ -19,8 +19,6 @@ must be in eval mode (checked). Work is chunked over examples, so large Grams fi
 
 from __future__ import annotations
 
-import itertools
-
 import torch
 from torch import Tensor, nn
 
@@ -126,57 +124,76 @@ def _factor_slice(factor, span: slice):
     return DenseFactor(factor.grads[span])
 
 
-def _merged(factors: dict[str, OuterFactor | DenseFactor]) -> dict[str, OuterFactor | DenseFactor]:
-    """The dense factors of a group side by side as one: one matrix product per block of the
-    Gram instead of one per layer (a layer's Gram is then no longer separable)."""
-    dense = [f.grads for f in factors.values() if isinstance(f, DenseFactor)]
-    merged = {name: f for name, f in factors.items() if isinstance(f, OuterFactor)}
-    if dense:
-        merged["(dense layers)"] = DenseFactor(dense[0] if len(dense) == 1 else torch.cat(dense, dim=2))
-    return merged
+MERGED = "(dense layers)"
 
 
 def _group_factors(model, x, outputs, group, chunk_size, merge) -> dict[str, OuterFactor | DenseFactor]:
     """Every example's factors for the layers in ``group``, computed chunk by chunk into tensors
-    allocated once (no second copy of the group's factors is ever held)."""
+    allocated once; each layer's per-example gradients are written straight into their place. With
+    ``merge`` the layers' per-example gradients sit side by side in one factor: one matrix product
+    per block of the Gram instead of one per layer (a layer's Gram is then no longer separable)."""
     whole: dict[str, OuterFactor | DenseFactor] = {}
+    places: dict[str, tuple[str, slice]] = {}
     for span, part in _chunks(x, chunk_size):
-        factors = layer_factors(model, part, outputs, group)
-        factors = _merged(factors) if merge else factors
+        items = capture.layer_captures(model, part, capture.one_hot_seeds(outputs), group, outputs)
         if not whole:
-            whole = {name: _allocated_like(f, len(x)) for name, f in factors.items()}
-        with torch.no_grad():  # a copy, not a graph
-            for name, factor in factors.items():
-                _copy_into(whole[name], span, factor)
+            whole, places = _allocated(items, len(x), merge)
+        with torch.no_grad():  # copies and products, not a graph
+            for name, item in items.items():
+                key, columns = places[name]
+                if isinstance(whole[key], OuterFactor):
+                    outer = capture.outer_form(item)
+                    whole[key].output_grads[span] = outer.output_grads
+                    whole[key].inputs[span] = outer.inputs
+                elif isinstance(item, DenseFactor):
+                    whole[key].grads[span, :, columns] = item.grads
+                else:
+                    capture.write_captured_gradients(item, whole[key].grads[span, :, columns])
     return whole
 
 
-def _allocated_like(factor, n: int):
-    def empty(t):
-        return t.new_empty(n, *t.shape[1:])
-    if isinstance(factor, OuterFactor):
-        return OuterFactor(empty(factor.output_grads), empty(factor.inputs))
-    return DenseFactor(empty(factor.grads))
+def _allocated(items, n: int, merge: bool):
+    """The group's factors for n examples, and where each layer goes: (factor key, its columns)."""
+    whole, places, widths = {}, {}, {}
+    for name, item in items.items():
+        outer = capture.outer_form(item) if isinstance(item, capture.Captured) else None
+        if outer is not None:
+            whole[name] = OuterFactor(outer.output_grads.new_empty(n, *outer.output_grads.shape[1:]),
+                                      outer.inputs.new_empty(n, *outer.inputs.shape[1:]))
+            places[name] = (name, slice(None))
+        else:
+            widths[name] = item.grads.shape[2] if isinstance(item, DenseFactor) else capture.captured_width(item)
+    reference = next(iter(items.values()))
+    reference = reference.grads if isinstance(reference, DenseFactor) else reference.output_grads[0]
+    start = 0
+    for name, width in widths.items():
+        key = MERGED if merge else name
+        places[name] = (key, slice(start, start + width) if merge else slice(None))
+        start = start + width if merge else 0
+        if not merge:
+            whole[name] = DenseFactor(reference.new_empty(n, reference.shape[1], width))
+    if merge and widths:
+        whole[MERGED] = DenseFactor(reference.new_empty(n, reference.shape[1], start))
+    return whole, places
 
 
-def _copy_into(whole, span: slice, part) -> None:
-    if isinstance(whole, OuterFactor):
-        whole.output_grads[span] = part.output_grads
-        whole.inputs[span] = part.inputs
-    else:
-        whole.grads[span] = part.grads
+def block_rows(n1: int, n2: int, outputs: int, itemsize: int, symmetric: bool) -> list[tuple[slice, slice]]:
+    """The Gram computed one block row at a time: each a matrix product of a few examples' factors
+    with those of every column example (for a Gram of x with itself, only the columns from the
+    block's first row on: the lower triangle is mirrored, not computed).
 
-
-def _tiles(n1: int, n2: int, size: int, symmetric: bool) -> list[tuple[slice, slice]]:
-    """Blocks of the Gram; for a Gram of x with itself only those on or above the diagonal."""
+    Block rows of at least GRAM_BLOCK_ROWS rows of the product (examples × outputs), so each is
+    an efficient product; at most 1/GRAM_BLOCKS of the examples, so a symmetric Gram computes
+    about (1 + 1/GRAM_BLOCKS)/2 of the whole; and each block within GRAM_BLOCK_BYTES."""
+    size = max(-(-GRAM_BLOCK_ROWS // outputs), -(-n1 // GRAM_BLOCKS))
+    size = max(1, min(size, GRAM_BLOCK_BYTES // (outputs * n2 * outputs * itemsize)))
     rows = [slice(i, min(i + size, n1)) for i in range(0, n1, size)]
-    cols = [slice(j, min(j + size, n2)) for j in range(0, n2, size)]
-    return [(r, c) for r, c in itertools.product(rows, cols) if not symmetric or c.start >= r.start]
+    return [(r, slice(r.start if symmetric else 0, n2)) for r in rows]
 
 
-# Examples per side of one block of the Gram: small enough that a Gram of x with itself skips
-# most of its lower triangle, large enough that each block is an efficient matrix product.
-GRAM_TILE = 128
+GRAM_BLOCK_ROWS = 256
+GRAM_BLOCKS = 8
+GRAM_BLOCK_BYTES = 2**28
 
 
 @full_float32()
@@ -211,13 +228,14 @@ def empirical_ntk(model: nn.Module, x1: Tensor, x2: Tensor | None = None, *,
             key = name if per_layer else "all"
             if key not in grams:
                 grams[key] = x1.new_zeros(gram_shape, dtype=_dtype_of(rows[name]))
-            for row_span, col_span in _tiles(len(x1), len(x2), GRAM_TILE, symmetric):
+            itemsize = grams[key].element_size()
+            for row_span, col_span in block_rows(len(x1), len(x2), len(outputs), itemsize, symmetric):
                 block = factor_gram(_factor_slice(rows[name], row_span),
                                     _factor_slice(cols[name], col_span), trace)
-                if symmetric and col_span == row_span:  # exactly symmetric, as eigensolvers expect
-                    block = (block + _transposed(block, trace)) / 2
-                _add(grams[key], row_span, col_span, block, trace,
-                     mirror=symmetric and col_span != row_span)
+                if symmetric:
+                    _add_upper(grams[key], row_span, block, trace)
+                else:
+                    _add(grams[key], row_span, col_span, block, trace, mirror=False)
         del rows, cols
     return grams if per_layer else grams["all"]
 
@@ -228,6 +246,17 @@ def _dtype_of(factor) -> torch.dtype:
 
 def _transposed(block: Tensor, trace: bool) -> Tensor:
     return block.T if trace else block.permute(2, 3, 0, 1)
+
+
+def _add_upper(gram, rows: slice, block: Tensor, trace: bool) -> None:
+    """A block row of a symmetric Gram, columns from rows.start on: its square part made exactly
+    symmetric (as eigensolvers expect), the rest added and mirrored below the diagonal."""
+    size = rows.stop - rows.start
+    square = block[:, :size] if trace else block[:, :, :size]
+    _add(gram, rows, rows, (square + _transposed(square, trace)) / 2, trace, mirror=False)
+    if rows.stop < gram.shape[0]:
+        right = block[:, size:] if trace else block[:, :, size:]
+        _add(gram, rows, slice(rows.stop, gram.shape[0]), right, trace, mirror=True)
 
 
 def _add(gram, rows, cols, block, trace, mirror):
