@@ -173,6 +173,15 @@ def test_recompute_must_fall_on_logged_steps(dataset):
         mlp_classifier_run(dataset, {**SPEC, "recompute_every": 7}, "cpu")
 
 
+@pytest.mark.parametrize("layer, block, message", [(5, (1, 1), "Linear layers 1 to 3"),
+                                                   (2, (6, 2), "exceeds layer 2's W̃"),
+                                                   (2, (2, 8), "exceeds layer 2's W̃")])
+def test_correlation_block_must_lie_in_the_layer(layer, block, message):
+    x, y = examples(10)
+    with pytest.raises(ValueError, match=message):
+        gradient_correlations(sigmoid_mlp(), x, y, layer, *block)
+
+
 def test_recompute_drift_is_the_mean_rise_within_intervals():
     frame = pd.DataFrame({"step": [0, 5, 10, 15, 20], "recomputed_at": [0, 0, 10, 10, 20],
                           "kfac_error": [0.1, 0.4, 0.2, 0.3, 0.0]})

@@ -86,8 +86,14 @@ def gradient_correlations(model: nn.Module, x: Tensor, labels: Tensor, layer_ind
     W̃ = [W, b] (its first ``units`` rows and ``inputs`` columns, row-major), in the parameter basis and in
     the KFE U_A ⊗ U_B of the layer's KFAC factors on the same examples (rows and columns of U_Bᵀ W̃ U_A
     ordered by decreasing eigenvalue of B and A, the same block)."""
-    layout = ParameterLayout(model)
-    layer = [item for item in layout.layers if isinstance(item.module, nn.Linear)][layer_index - 1]
+    linear = [item for item in ParameterLayout(model).layers if isinstance(item.module, nn.Linear)]
+    if not 1 <= layer_index <= len(linear):
+        raise ValueError(f"correlation_layer {layer_index}: the network has Linear layers 1 to {len(linear)}")
+    layer = linear[layer_index - 1]
+    form = AffineForm.of(layer.module)
+    if units > form.out or inputs > form.width:
+        raise ValueError(f"correlation_block {units} × {inputs} exceeds layer {layer_index}'s W̃ = [W, b], "
+                         f"{form.out} × {form.width}")
     rows = empirical_fisher(model, x, labels, "low_rank").rows[:, layer.span]
     kfac = empirical_fisher(model, x, labels, "kfac").blocks[layer.name]
     _, ua, _, ub = kfac.eigen
@@ -102,14 +108,13 @@ def gradient_correlations(model: nn.Module, x: Tensor, labels: Tensor, layer_ind
 
 
 class FisherTracking:
-    """At its steps t, the exact empirical Fisher F of the probe set at the current parameters w_t, per
-    layer (one dense block per Linear layer), against: KFAC from the factors A, B of the minibatch of the
+    """At its steps t, the exact empirical Fisher F of the probe set at the current parameters w_t against: KFAC from the factors A, B of the minibatch of the
     last recompute (every ``recompute_every`` steps, on that step's minibatch, Algorithm 1), EKFAC in that
     recompute's KFE with s* re-estimated on the current minibatch (the one of step t + 1, taken at w_t), and
     EKFAC in the same KFE with s* from the probe set itself. EKFAC's s* at step t depends on that minibatch
     alone (no running average), so estimating it only at logged steps gives the values every-step
-    estimation would. Errors are Frobenius norms: per layer, over the block diagonal of all layers, and
-    against the full F (whose off-diagonal blocks every block-diagonal approximation misses)."""
+    estimation would. Errors are Frobenius norms (``kfe_errors``): per layer, over the block diagonal of all
+    layers, and against the full F (whose off-diagonal blocks every block-diagonal approximation misses)."""
 
     def __init__(self, model: nn.Module, probe: tuple[Tensor, Tensor], minibatch, recompute_every: int,
                  final_step: int, correlation_block: dict, correlation_layer: int):
