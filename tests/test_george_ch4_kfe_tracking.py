@@ -16,6 +16,7 @@ from linearlens.claims.george_thesis.ch4 import kfe_tracking_claims
 from linearlens.curvature import ParameterLayout
 from linearlens.experiments.george_thesis.ch4 import (
     METHODS,
+    FisherTracking,
     empirical_fisher,
     gradient_correlations,
     kfe_errors,
@@ -84,8 +85,8 @@ def test_errors_in_the_kfe_equal_the_dense_frobenius_errors():
     dense = empirical_fisher(model, x_probe, y_probe, "dense").dense()
     for layer in ParameterLayout(model).layers:
         exact = dense[layer.span, layer.span]
-        errors, exact_squared = kfe_errors(rows[:, layer.span], {m: a.blocks[layer.name]
-                                                                 for m, a in approximations.items()})
+        errors, exact_squared, _ = kfe_errors(rows[:, layer.span], {m: a.blocks[layer.name]
+                                                                    for m, a in approximations.items()})
         assert exact_squared == pytest.approx(float(exact.square().sum()), rel=TOLERANCE)
         references = {"kfac": kfac.blocks[layer.name].dense(),
                       **{m: approximations[m].blocks[layer.name].dense() for m in ("ekfac", "ekfac_probe")}}
@@ -93,6 +94,30 @@ def test_errors_in_the_kfe_equal_the_dense_frobenius_errors():
             assert errors[method] == pytest.approx(float((exact - reference).square().sum()), rel=TOLERANCE)
         # Theorem A.2.1: s* from F's own examples is the best diagonal in this KFE
         assert errors["ekfac_probe"] <= errors["kfac"] and errors["ekfac_probe"] <= errors["ekfac"]
+
+
+def test_tracked_errors_equal_dense_ones_over_the_block_diagonal_and_the_full_fisher():
+    model = sigmoid_mlp()
+    x_probe, y_probe = examples(30)
+    x_batch, y_batch = examples(10, seed=4)
+    kfac = empirical_fisher(model, x_batch, y_batch, "kfac")
+    approximations = {"kfac": kfe_of(kfac), "ekfac": refitted(kfac, model, x_batch, y_batch)}
+    tracking = FisherTracking(model, (x_probe, y_probe), None, 10, 10, {"units": 1, "inputs": 1}, 1)
+    row = tracking._errors(approximations)
+    dense = empirical_fisher(model, x_probe, y_probe, "dense").dense()
+    layout = ParameterLayout(model)
+    block_diagonal = torch.block_diag(*[dense[layer.span, layer.span] for layer in layout.layers])
+    assert row["fisher_norm"] == pytest.approx(float(dense.norm()), rel=TOLERANCE)
+    assert row["off_block_share"] == pytest.approx(float((dense - block_diagonal).norm() / dense.norm()), rel=1e-8)
+    for method, approximation in (("kfac", kfac), ("ekfac", approximations["ekfac"])):
+        estimate = approximation.dense()
+        assert row[f"{method}_error"] == pytest.approx(
+            float((block_diagonal - estimate).norm() / block_diagonal.norm()), rel=1e-8)
+        assert row[f"{method}_error_full"] == pytest.approx(float((dense - estimate).norm() / dense.norm()), rel=1e-8)
+        layer = layout.layers[1]
+        exact = dense[layer.span, layer.span]
+        assert row[f"{method}_error_layer2"] == pytest.approx(
+            float((exact - approximation.blocks[layer.name].dense()).norm() / exact.norm()), rel=1e-8)
 
 
 def test_kfe_errors_refuse_blocks_in_different_bases():

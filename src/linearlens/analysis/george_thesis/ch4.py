@@ -14,7 +14,7 @@ import pandas as pd
 
 CLASSIFIER_RUNS = "results/george_thesis/runs/ch4/mlp_classifier"
 METHOD_LABELS = {"kfac": "KFAC (amortised)", "ekfac": "EKFAC (s* on the current minibatch)",
-                 "ekfac_probe": "EKFAC, s* on F's own examples (Thm A.2.1's optimum)"}
+                 "ekfac_probe": "EKFAC, s* on F's probe (Thm A.2.1's optimum)"}
 
 
 def mlp_classifier_paths() -> dict[str, str]:

@@ -146,17 +146,19 @@ class FisherTracking:
 
     def _errors(self, approximations: dict[str, BlockDiagonal]) -> dict[str, float]:
         rows = empirical_fisher(self.model, *self.probe, "low_rank").rows  # F = rowsᵀ rows
-        fisher_squared = float((rows @ rows.T).square().sum())  # ‖F‖²_F = ‖rows rowsᵀ‖²_F
+        gram = 0.0  # rows rowsᵀ, summed over the layers' blocks: ‖F‖_F = ‖rows rowsᵀ‖_F
         block_squared = 0.0
         squared = dict.fromkeys(approximations, 0.0)
         row = {}
         for index, layer in enumerate(self.layout.layers, start=1):
-            errors, layer_squared = kfe_errors(rows[:, layer.span], {
+            errors, layer_squared, layer_gram = kfe_errors(rows[:, layer.span], {
                 method: matrix.blocks[layer.name] for method, matrix in approximations.items()})
+            gram = gram + layer_gram
             block_squared += layer_squared
             for method, error in errors.items():
                 squared[method] += error
                 row[f"{method}_error_layer{index}"] = (error / layer_squared) ** 0.5
+        fisher_squared = float(gram.square().sum())
         off_diagonal = max(fisher_squared - block_squared, 0.0)
         row.update({"fisher_norm": fisher_squared ** 0.5, "block_norm": block_squared ** 0.5,
                     "off_block_share": (off_diagonal / fisher_squared) ** 0.5})
@@ -166,22 +168,23 @@ class FisherTracking:
         return row
 
 
-def kfe_errors(rows: Tensor, blocks: dict[str, EigenKronecker]) -> tuple[dict[str, float], float]:
-    """‖F − Q diag(s) Qᵀ‖²_F for each block (all in one KFE Q = U_A ⊗ U_B), and ‖F‖²_F, for the layer's
-    F = rowsᵀ rows. Computed in the KFE, where the Frobenius norm is the same: Qᵀ F Q = (rows Q)ᵀ (rows Q)
-    with rows Q the per-example gradients rotated as U_Bᵀ G U_A, so no p × p matrix is rotated."""
+def kfe_errors(rows: Tensor, blocks: dict[str, EigenKronecker]) -> tuple[dict[str, float], float, Tensor]:
+    """‖F − Q diag(s) Qᵀ‖²_F for each block (all in one KFE Q = U_A ⊗ U_B) and ‖F‖²_F, for the layer's
+    F = rowsᵀ rows; and the examples' Gram rows rowsᵀ. No p × p matrix is formed: in the KFE, where the
+    Frobenius norm is the same, ‖Qᵀ F Q − diag(s)‖² = ‖F‖² − ‖d‖² + ‖d − s‖² with d = diag(Qᵀ F Q), the
+    squares of the per-example gradients rotated as U_Bᵀ G U_A summed over examples, and ‖F‖ = ‖rows rowsᵀ‖."""
     first = next(iter(blocks.values()))
     rotated = (first.ub.T @ in_matrix_form(rows, first.form) @ first.ua).flatten(1)
-    in_kfe = rotated.T @ rotated
-    exact_squared = float(in_kfe.square().sum())
-    diagonal = in_kfe.diagonal()
+    gram = rows @ rows.T
+    exact_squared = float(gram.square().sum())
+    diagonal = rotated.square().sum(0)
     outside_diagonal = exact_squared - float(diagonal.square().sum())
     errors = {}
     for method, block in blocks.items():
         if not (torch.equal(block.ua, first.ua) and torch.equal(block.ub, first.ub)):
             raise ValueError(f"{method}'s block is not in the same KFE as the others")
         errors[method] = outside_diagonal + float((diagonal - block.scales.reshape(-1)).square().sum())
-    return errors, exact_squared
+    return errors, exact_squared, gram
 
 
 def mlp_classifier_run(data_npz, spec: dict, device: str = "auto") -> tuple[pd.DataFrame, dict[str, np.ndarray]]:

@@ -11,6 +11,7 @@ from matplotlib.patches import Ellipse
 from ...analysis.george_thesis.ch4 import (
     METHOD_LABELS,
     error_summary,
+    layer_numbers,
     mean_off_diagonal,
     read_correlations,
     read_errors,
@@ -121,9 +122,17 @@ def _error_panel(ax, frame, spec: dict) -> None:
         ax.plot(frame["step"], frame[f"{method}_error"], label=label, **METHOD_STYLES[method])
     for step in sorted(frame["recomputed_at"].unique()):
         ax.axvline(step, color="0.8", linewidth=0.8, linestyle=":", zorder=0)
-    ax.set(xlabel="iteration", ylabel=r"$\|F - \hat F\|_F \,/\, \|F\|_F$ (block diagonal)", ylim=(0, None),
+    highest = max(frame[f"{method}_error"].max() for method in METHOD_LABELS)
+    ax.set(xlabel="iteration", ylabel=r"$\|F - \hat F\|_F \,/\, \|F\|_F$ (block diagonal)",
+           ylim=(0, 1.4 * highest),  # room for the legend above the curves
            title=f"KFE and KFAC factors recomputed every {spec['recompute_every']} iterations (dotted)")
     ax.legend(fontsize=8.5, loc="upper left")
+
+
+def _optimiser(optimiser: dict) -> str:
+    settings = ", ".join(f"{key} {value:g}" if isinstance(value, (int, float)) else f"{key} {value}"
+                         for key, value in optimiser.items() if key != "name")
+    return f"{optimiser['name'].upper()} ({settings})"
 
 
 def _departures(spec: dict) -> str:
@@ -154,15 +163,15 @@ def plot_fig_4_2(job: FigureJob) -> None:
              f"the KFE's rows and columns ordered by decreasing eigenvalue of B and A")
     caption = (
         f"{job.caption} Network: {spec['activation']} MLP with hidden widths {spec['hidden']} "
-        f"({int(run['parameters']):,} parameters), cross-entropy, {spec['optimiser']['name'].upper()} "
-        f"{ {k: v for k, v in spec['optimiser'].items() if k != 'name'} }, batch {spec['batch_size']}, "
+        f"({int(run['parameters']):,} parameters), cross-entropy, {_optimiser(spec['optimiser'])}, batch "
+        f"{spec['batch_size']}, "
         f"{spec['iterations']} iterations, seed {spec['seed']}; final train / test accuracy "
         f"{float(run['train_accuracy']):.3f} / {float(run['test_accuracy']):.3f}. F: the exact empirical Fisher "
         f"(observed labels, per-example loss gradients; trap T-EK-1) on a fixed class-balanced probe of "
         f"{spec['probe_size']} training examples at the current parameters, every {spec['error_every']} iterations. "
         f"KFAC: A ⊗ B from the minibatch of the last recompute (Algorithm 1); EKFAC: that recompute's KFE with s* "
         f"re-estimated on the current minibatch; dashed: the same KFE with s* from F's own probe examples. Errors "
-        f"over the block diagonal of the {len(frame.filter(like='kfac_error_layer').columns)} Linear layers "
+        f"over the block diagonal of the {len(layer_numbers(frame))} Linear layers "
         f"(KFAC and EKFAC are block diagonal; F's off-diagonal blocks hold "
         f"{frame['off_block_share'].mean():.0%} of ‖F‖ on average; against the full F the time averages are "
         f"KFAC {summary.loc['kfac', 'time_average_full']:.3f}, EKFAC {summary.loc['ekfac', 'time_average_full']:.3f}). "
