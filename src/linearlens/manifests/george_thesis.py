@@ -8,6 +8,8 @@ chapter 6, C with chapter 5.
 
 import re
 
+from ..analysis.george_thesis.ch2 import GAUSSIANS_PATH
+from ..analysis.george_thesis.ch4 import mlp_classifier_paths
 from ..analysis.george_thesis.ch5 import (
     closed_forms_path,
     difficulty_claim_inputs,
@@ -68,6 +70,25 @@ def group_claims(function: str, group: str, inputs_of, chapter: str = "ch6") -> 
                     params=lambda config: {"thresholds": config["claim_thresholds"],
                                            "spec": chapter_group(config, chapter, group)},
                     configured=_configured(group, chapter))
+
+
+# --- Chapter 2: the closed-form run of Fig 2.1 --------------------------------------------------
+
+def gaussians_inputs(spec: dict) -> dict[str, list[str]]:
+    return {"run": [GAUSSIANS_PATH]}
+
+
+GAUSSIANS_DATA = "four normal distributions in closed form (Example 4, §2.4.1; no data)"
+
+
+# --- Chapter 4: the run of Fig 4.2 --------------------------------------------------------------
+
+def mlp_classifier_runs(spec: dict) -> dict[str, list[str]]:
+    return {name: [path] for name, path in mlp_classifier_paths().items()}
+
+
+def mlp_classifier_inputs(spec: dict) -> dict[str, list[str]]:
+    return {**mlp_classifier_runs(spec), "provenance": [f"results/data/{spec['dataset']}.json"]}
 
 
 # --- Chapter 5: the runs of each figure group --------------------------------------------------
@@ -288,8 +309,11 @@ def data_figure(figure_id: str, title: str, section: str, issue: str, remark: st
 
 ENTRIES = [
     # Chapter 2: background
-    data_figure("fig_2_1", "Four normal distributions equally far apart in (μ, σ²) but not as distributions: "
-                "parameter plane, pdfs with 95% intervals", "Chapter 2", CURVATURE, "analytic, no training"),
+    group_figure("fig_2_1", "Four normal distributions equally far apart in (μ, σ²) but not as distributions: "
+                 "parameter plane, pdfs with 95% intervals", "Chapter 2", "gaussians", gaussians_inputs,
+                 caption="Fig 2.1: four normal distributions f^A = f_(0,1), f^B = f_(0,2), f^C = f_(−1/2, 1−√(3/4)), "
+                 "f^D = f_(1/2, 1−√(3/4)): (left) as points of the (μ, σ²) plane, (middle, right) their pdfs "
+                 "with 95% central intervals.", data_source=GAUSSIANS_DATA),
     drawing("fig_2_2", "Tangent spaces, and different learning paths in the function manifold (a drawing)",
             "Chapter 2", "drawn from the caption and §2.4; the original's geometry is not in the text"),
     # Chapter 3: NNGeometry
@@ -309,8 +333,13 @@ ENTRIES = [
     # Chapter 4: EKFAC (appendix A below)
     drawing("fig_4_1", "Cartoon of the rescaling done by exact-FIM, diagonal, KFAC and EKFAC preconditioning "
             "(a drawing)", "Chapter 4", "drawn from the caption on a chosen 2-D covariance"),
-    data_figure("fig_4_2", "Gradient correlations in the parameter basis vs the KFE, and KFAC vs EKFAC error "
-                "against the exact Fisher over iterations (MNIST MLP)", "Chapter 4", CURVATURE),
+    group_figure("fig_4_2", "Gradient correlations in the parameter basis vs the KFE, and KFAC vs EKFAC error "
+                 "against the exact Fisher over iterations (MNIST MLP)", "Chapter 4", "mlp_classifier",
+                 mlp_classifier_inputs,
+                 caption="Fig 4.2: (left) |correlation| of per-example loss gradients over a block of the second "
+                 "layer's parameters, in the parameter basis and in the Kronecker-factored eigenbasis (KFE); "
+                 "(right) relative Frobenius error of amortised KFAC and of EKFAC against the exact empirical "
+                 "Fisher over training."),
     data_figure("fig_4_3", "MNIST deep auto-encoder: training loss per epoch and per second, validation, "
                 "sensitivity to η and ε", "Chapter 4", EKFAC_TRAINING),
     data_figure("fig_4_4", "Auto-encoder: recomputation frequency of KFAC/EKFAC, and spectrum distance to the "
@@ -396,6 +425,8 @@ def _claim_params(group: str, runs_of):
 
 
 CLAIM_SETS = [
+    group_claims("gaussians_claims", "gaussians", gaussians_inputs, "ch2"),
+    group_claims("kfe_tracking_claims", "mlp_classifier", mlp_classifier_runs, "ch4"),
     group_claims("toy_claims", "toy", toy_inputs, "ch5"),
     group_claims("analytic_claims", "analytic", analytic_claim_inputs, "ch5"),
     group_claims("difficulty_claims", "difficulty", difficulty_claim_inputs, "ch5"),

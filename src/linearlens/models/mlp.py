@@ -5,7 +5,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh, "gelu": nn.GELU, "elu": nn.ELU, "identity": nn.Identity}
+ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh, "gelu": nn.GELU, "elu": nn.ELU, "sigmoid": nn.Sigmoid,
+               "identity": nn.Identity}
 
 
 def mlp(in_features: int, hidden: list[int], out_features: int, activation: str = "relu",

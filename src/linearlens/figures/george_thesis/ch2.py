@@ -1,12 +1,87 @@
-"""Figures for Chapter 2 (background). Here: Fig 2.2 (tangent spaces and learning paths in the function
-manifold), drawn. To come: Fig 2.1 (the four Gaussians, analytic; issue 26)."""
+"""Figures for Chapter 2 (background): Fig 2.1 (four Gaussians equally far apart in parameters but not as
+distributions, from the closed-form run) and Fig 2.2 (tangent spaces and learning paths in the function
+manifold), drawn."""
 
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
 
+from ...analysis.george_thesis.ch2 import pair_table, read_gaussians
+from ...manifests.jobs import FigureJob
 from ..style import apply_style, save_figure
+
+# --- Fig 2.1: four normal distributions -------------------------------------------------------------
+
+GAUSSIAN_COLOURS = {"A": "#2c6fbb", "B": "#7d3c98", "C": "#c0392b", "D": "#e67e22"}
+
+
+def _parameter_plane(ax, record: dict) -> None:
+    """The four distributions as points (μ, σ²), with the two segments of length 1."""
+    points = dict(zip(record["names"].tolist(), record["parameters"]))
+    for first, second in ("AB", "CD"):
+        segment = np.stack([points[first], points[second]])
+        ax.plot(*segment.T, color="0.45", linewidth=1.4, zorder=1)
+        middle = segment.mean(0)
+        ax.annotate("length 1", middle, xytext=(8, 0) if first == "A" else (0, 8), textcoords="offset points",
+                    ha="left" if first == "A" else "center", va="center" if first == "A" else "bottom",
+                    fontsize=9, color="0.3")
+    for name, (mean, variance) in points.items():
+        ax.scatter(mean, variance, color=GAUSSIAN_COLOURS[name], s=40, zorder=2)
+        ax.annotate(f"$f^{name}$", (mean, variance), xytext=(-6, 4), textcoords="offset points", ha="right",
+                    fontsize=11, color=GAUSSIAN_COLOURS[name])
+    ax.set(xlabel=r"mean $\mu$", ylabel=r"variance $\sigma^2$", xlim=(-1.2, 1.2), ylim=(0, 2.3),
+           title="parameter space")
+
+
+def _densities(ax, record: dict, names: str) -> None:
+    """The pdfs of two distributions, each with its central interval as a bar below the axis."""
+    index = {name: i for i, name in enumerate(record["names"].tolist())}
+    mass = float(record["interval_mass"])
+    peak = max(record["pdfs"][index[name]].max() for name in names)
+    for offset, name in enumerate(names):
+        i = index[name]
+        mean, variance = record["parameters"][i]
+        ax.plot(record["x"], record["pdfs"][i], color=GAUSSIAN_COLOURS[name], linewidth=1.8,
+                label=f"$f^{name}$: $\\mu$ = {mean:.3g}, $\\sigma^2$ = {variance:.3g}")
+        low, high = record["intervals"][i]
+        height = -(0.06 + 0.06 * offset) * peak
+        ax.plot([low, high], [height, height], color=GAUSSIAN_COLOURS[name], linewidth=3, solid_capstyle="butt")
+        ax.fill_between(record["x"], 0, record["pdfs"][i], where=(record["x"] >= low) & (record["x"] <= high),
+                        color=GAUSSIAN_COLOURS[name], alpha=0.12, linewidth=0)
+    ax.axhline(0, color="0.6", linewidth=0.8)
+    ax.set(xlabel="x", ylabel="density", xlim=(record["x"][0], record["x"][-1]), ylim=(-0.2 * peak, 1.5 * peak))
+    ax.set_yticks([tick for tick in ax.get_yticks() if 0 <= tick <= 1.5 * peak])  # none beside the bars
+    ax.legend(loc="upper left", fontsize=8.5, title=f"bars: {mass:.0%} central intervals", title_fontsize=8.5)
+
+
+def plot_fig_2_1(job: FigureJob) -> None:
+    """Fig 2.1: (left) the four distributions in the (μ, σ²) plane, AB and CD both of length 1; (middle)
+    pdfs of f^A and f^B, (right) of f^C and f^D, with their central intervals."""
+    record = read_gaussians(job.inputs["run"][0])
+    table = pair_table(record)
+    apply_style()
+    fig, axes = plt.subplots(1, 3, figsize=(13.5, 4.0), layout="constrained")
+    _parameter_plane(axes[0], record)
+    for ax, pair in zip(axes[1:], ("AB", "CD")):
+        _densities(ax, record, pair)
+        row = table.loc[pair]
+        ax.set_title(f"{pair[0]} and {pair[1]}: KL({pair[0]}‖{pair[1]}) = {row['kl_forward']:.3f}, "
+                     f"intervals' overlap {row['interval_overlap']:.0%}", fontsize=10)
+    ab, cd = table.loc["AB"], table.loc["CD"]
+    mass = f"{float(record['interval_mass']):.0%}"
+    caption = (f"{job.caption} Both pairs are 1 apart in (μ, σ²); as distributions A and B are close and C and D "
+               f"far: KL(A‖B) = {ab['kl_forward']:.4f}, KL(B‖A) = {ab['kl_backward']:.4f}, KL(C‖D) = KL(D‖C) = "
+               f"{cd['kl_forward']:.4f} nats; the {mass} central intervals (μ ± 1.96σ) overlap by "
+               f"{ab['interval_overlap']:.0%} (A, B) and {cd['interval_overlap']:.0%} (C, D) of their union, and "
+               f"one sample tells A from B with accuracy {ab['bayes_accuracy']:.3f}, C from D with "
+               f"{cd['bayes_accuracy']:.3f}. f^D = f_(1/2, 1−√(3/4)) is garbled in the thesis text: C's variance "
+               f"and the opposite mean, which d(f^C, f^D) = 1 forces. The caption's 'left plot' and 'middle plot' "
+               f"mean the middle (A, B) and right (C, D) panels here.")
+    save_figure(fig, job.png_path, caption, job.data_source)
+
+
+# --- Fig 2.2: tangent spaces and learning paths (a drawing) -----------------------------------------
 
 MANIFOLD_GREY, TANGENT_BLUE, PATH_COLOURS = "0.55", "#2c6fbb", ("#c0392b", "#7d3c98")
 
