@@ -59,7 +59,29 @@ def ntk_case(case: dict) -> dict:
     method = NTK_METHODS[case["method"]]
     method(model, x[:2], case["chunk_size"])  # warm-up: lazy initialisation is not measured
     gram, stats = timed(lambda: method(model, x, case["chunk_size"]), device)
-    return {**stats, "check": float(gram.double().norm())}  # equal across methods when right
+    check = float(gram.double().norm())  # equal across methods when right
+    del gram
+    rate = matmul_rate(device, dtype_from_name(case["dtype"]))
+    parameters = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    rows = case["n"] * gram_outputs(model, x)
+    # The Gram's contraction alone: (n·c)²·P/2 multiply-adds over the blocks on or above its diagonal.
+    floor = rows ** 2 * parameters / rate
+    return {**stats, "check": check, "matmul_gflops": rate / 1e9, "floor_seconds": floor,
+            "time_vs_floor": stats["seconds"] / floor}
+
+
+def gram_outputs(model, x) -> int:
+    with torch.no_grad():
+        return model(x[:1]).reshape(1, -1).shape[1]
+
+
+def matmul_rate(device: torch.device, dtype: torch.dtype, size: int = 2048, repeats: int = 3) -> float:
+    """FLOP/s of this process's square matrix product: the hardware's floor for a contraction."""
+    a = torch.randn(size, size, device=device, dtype=dtype)
+    b = torch.randn(size, size, device=device, dtype=dtype)
+    a @ b  # warm-up
+    best = min(timed(lambda: a @ b, device)[1]["seconds"] for _ in range(repeats))
+    return 2 * size ** 3 / best
 
 
 # --- tree kernels -----------------------------------------------------------------------------
