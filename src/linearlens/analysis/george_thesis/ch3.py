@@ -109,9 +109,8 @@ def mean_metric(frame: pd.DataFrame, metric: str) -> pd.DataFrame:
 
 
 def model_label(model: dict) -> str:
-    """A zoo spec as a name with its settings: "resnet50 (small_inputs=True)"."""
-    settings = ", ".join(f"{key}={value}" for key, value in model.items() if key != "name")
-    return f"{model['name']} ({settings})" if settings else model["name"]
+    """A zoo spec as a name with its settings: "resnet50, small_inputs=True"."""
+    return ", ".join([model["name"]] + [f"{key}={value}" for key, value in model.items() if key != "name"])
 
 
 def checkpoint_label(record: dict) -> str:
