@@ -284,7 +284,8 @@ GPU_RULES = {"telescoping_approximation_run", "telescoping_smoother_run", "teles
              "benchmark_iterative_linearisation", "george_thesis_ch5_run_toy", "george_thesis_ch5_run_difficulty",
              "george_thesis_ch5_run_spurious", "george_thesis_ch6_run_alignment",
              "george_thesis_ch6_run_easy_difficult", "george_thesis_ch6_run_complexity", "george_thesis_ch6_run_disk",
-             "george_thesis_ch6_run_perturbation", "karp_thesis_ch2_train_pairs", "karp_thesis_ch2_train_kept_pairs",
+             "george_thesis_ch6_run_perturbation", "george_thesis_ch3_train", "george_thesis_ch3_fisher_quality",
+             "george_thesis_ch3_ntk_pair", "karp_thesis_ch2_train_pairs", "karp_thesis_ch2_train_kept_pairs",
              "karp_thesis_ch2_train_sweep", "karp_thesis_ch2_interpolate"}
 
 

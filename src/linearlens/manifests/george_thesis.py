@@ -9,6 +9,7 @@ chapter 6, C with chapter 5.
 import re
 
 from ..analysis.george_thesis.ch2 import GAUSSIANS_PATH
+from ..analysis.george_thesis.ch3 import fisher_quality_paths, ntk_pair_paths
 from ..analysis.george_thesis.ch4 import mlp_classifier_paths
 from ..analysis.george_thesis.ch5 import (
     closed_forms_path,
@@ -79,6 +80,16 @@ def gaussians_inputs(spec: dict) -> dict[str, list[str]]:
 
 
 GAUSSIANS_DATA = "four normal distributions in closed form (Example 4, §2.4.1; no data)"
+
+
+# --- Chapter 3: the showcase's runs (Figs 3.3-3.7) -----------------------------------------------
+
+def showcase_quality(spec: dict) -> dict[str, list[str]]:
+    return {"runs": fisher_quality_paths(spec), "provenance": [f"results/data/{spec['dataset']}.json"]}
+
+
+def showcase_pairs(spec: dict) -> dict[str, list[str]]:
+    return {"runs": ntk_pair_paths(spec), "provenance": [f"results/data/{spec['dataset']}.json"]}
 
 
 # --- Chapter 4: the run of Fig 4.2 --------------------------------------------------------------
@@ -318,18 +329,22 @@ ENTRIES = [
             "Chapter 2", "drawn from the caption and §2.4; the original's geometry is not in the text"),
     # Chapter 3: NNGeometry
     drawing("fig_3_1", "One NNGeometry listing computes vᵀFv for a KFAC and a dense FIM (code listing, drawn)",
-            "Chapter 3", "the listing typeset as text; a doctest that keeps it true belongs to issue 26"),
+            "Chapter 3", "the listing typeset as text; kept true by a doctest running its computation with "
+            "linearlens.curvature (experiments/george_thesis/ch3.py) and a test running it with NNGeometry 0.4"),
     drawing("fig_3_2", "NNGeometry's main components: abstract objects, concrete representations, generators "
             "(a drawing)", "Chapter 3", "laid out from §3.3.2; the original's layout is not in the text"),
-    data_figure("fig_3_3", "Solve quality of diagonal, quasi-diagonal, KFAC and EKFAC FIMs against λ: residual "
-                "and cos(v, v′), ResNet50 on Tiny ImageNet over training", "Chapter 3", CURVATURE),
-    data_figure("fig_3_4", "Fv against F_approx·v: residual and cosine per FIM approximation and checkpoint",
-                "Chapter 3", CURVATURE),
-    data_figure("fig_3_5", "Relative error of vᵀF_approx·v against vᵀFv per FIM approximation and checkpoint",
-                "Chapter 3", CURVATURE, "the caption's 'higher is better' is wrong: lower is better"),
-    data_figure("fig_3_6", "Relative error of the trace of each FIM approximation", "Chapter 3", CURVATURE),
-    data_figure("fig_3_7", "NTK Gram of two classes and its kernel PCA over training: intra-class blocks and "
-                "separability emerge", "Chapter 3", CURVATURE),
+    group_figure("fig_3_3", "Solve quality of diagonal, quasi-diagonal, KFAC and EKFAC FIMs against λ: residual "
+                 "and cos(v, v′), ResNet50 on Tiny ImageNet over training", "Chapter 3", "showcase", showcase_quality,
+                 caption="Fig 3.3:"),
+    group_figure("fig_3_4", "Fv against F_approx·v: residual and cosine per FIM approximation and checkpoint",
+                 "Chapter 3", "showcase", showcase_quality, caption="Fig 3.4:"),
+    group_figure("fig_3_5", "Relative error of vᵀF_approx·v against vᵀFv per FIM approximation and checkpoint "
+                 "(the caption's 'higher is better' is wrong: lower is better)", "Chapter 3", "showcase",
+                 showcase_quality, caption="Fig 3.5:"),
+    group_figure("fig_3_6", "Relative error of the trace of each FIM approximation", "Chapter 3", "showcase",
+                 showcase_quality, caption="Fig 3.6:"),
+    group_figure("fig_3_7", "NTK Gram of two classes and its kernel PCA over training: intra-class blocks and "
+                 "separability emerge", "Chapter 3", "showcase", showcase_pairs, caption="Fig 3.7:"),
     # Chapter 4: EKFAC (appendix A below)
     drawing("fig_4_1", "Cartoon of the rescaling done by exact-FIM, diagonal, KFAC and EKFAC preconditioning "
             "(a drawing)", "Chapter 4", "drawn from the caption on a chosen 2-D covariance"),
@@ -426,6 +441,8 @@ def _claim_params(group: str, runs_of):
 
 CLAIM_SETS = [
     group_claims("gaussians_claims", "gaussians", gaussians_inputs, "ch2"),
+    group_claims("fisher_quality_claims", "showcase", lambda spec: {"runs": fisher_quality_paths(spec)}, "ch3"),
+    group_claims("ntk_pair_claims", "showcase", lambda spec: {"runs": ntk_pair_paths(spec)}, "ch3"),
     group_claims("kfe_tracking_claims", "mlp_classifier", mlp_classifier_runs, "ch4"),
     group_claims("toy_claims", "toy", toy_inputs, "ch5"),
     group_claims("analytic_claims", "analytic", analytic_claim_inputs, "ch5"),

@@ -1,0 +1,227 @@
+"""George ch. 3 showcase (Figs 3.3-3.7): the metrics of the Fisher approximations against the Monte-Carlo
+FIM, the two-class NTK and its kernel PCA, the training run's checkpoints, H1's arithmetic, and the run,
+figures and claims end to end at a tiny size (float64)."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from torch.func import jacrev, vmap
+
+from linearlens.analysis.george_thesis.ch3 import (
+    block_contrast,
+    centred,
+    kernel_pca,
+    linearly_separable,
+    normalised_gram,
+    quality_frame,
+)
+from linearlens.claims.george_thesis.ch3 import dense_fisher_petabytes
+from linearlens.curvature import FisherSource, build
+from linearlens.experiments.george_thesis.ch3 import (
+    ClassContrast,
+    cosine_rate,
+    fisher_quality,
+    load_showcase_model,
+    ntk_pair,
+    save_checkpoints,
+    train_with_checkpoints,
+    unit_directions,
+)
+from linearlens.models.bottleneck_resnet import resnet50
+from linearlens.models.pooled_cnn import conv_pool_cnn
+
+
+def n_params(model):
+    return sum(p.numel() for p in model.parameters())
+
+
+def test_the_networks_have_the_sizes_of_the_thesis_and_the_spec():
+    assert n_params(resnet50(1000, small_inputs=False)) == 25_557_032  # torchvision's ResNet-50
+    thesis = resnet50(200)
+    assert n_params(thesis) == 23_910_152  # "24M parameters"
+    assert thesis.eval()(torch.randn(1, 3, 64, 64)).shape == (1, 200)
+    assert n_params(conv_pool_cnn()) == 1_954  # spec §2 QUICK: "≈ 2k params"
+
+
+def test_h1_a_dense_fim_of_resnet50_needs_2_3_petabytes():
+    assert dense_fisher_petabytes(24e6) == pytest.approx(2.304)
+    assert round(dense_fisher_petabytes(n_params(resnet50(200))), 1) == 2.3
+
+
+FISHER = {"split": "train", "examples": 20, "samples": 3, "mc_seed": 0, "approximation_draws": "same",
+          "representations": ["diag", "quasi_diag", "kfac", "ekfac", "dense"], "directions": 3,
+          "relative_dampings": {"low": -2, "high": 2, "points": 3}, "dense_check": True, "chunk_size": 7}
+
+
+def tiny_model_and_inputs(seed=0):
+    torch.manual_seed(seed)
+    return conv_pool_cnn(1, 4, width=2, image_size=4).double(), torch.randn(20, 1, 4, 4, dtype=torch.float64)
+
+
+def test_fisher_quality_metrics_follow_their_definitions(float64):
+    model, x = tiny_model_and_inputs()
+    result = fisher_quality(model, x, {"fisher": FISHER}, seed=0)
+    assert max(result["dense_check"].values()) < 1e-10  # the implicit F is the dense F
+    dense_f = build(FisherSource(model, x, None, "categorical", "mc", 3, 0), "dense").dense()
+    assert result["trace"] == pytest.approx(float(dense_f.trace()), rel=1e-12)
+    assert result["n_params"] == n_params(model) and result["dense_float32_bytes"] == 4 * n_params(model) ** 2
+    exact = result["representations"]["dense"]  # F as its own approximation: perfect scores
+    assert exact["trace_error"] < 1e-12 and max(exact["vTMv_error"]) < 1e-10
+    assert np.allclose(exact["mv_cos"], 1) and max(exact["mv_residual"]) < 1e-10
+    assert np.allclose(exact["solve_cos"], 1) and np.max(exact["solve_residual"]) < 1e-8
+    for name in ("diag", "quasi_diag", "ekfac"):  # F's trace kept exactly on the same draws
+        assert result["representations"][name]["trace_error"] < 1e-12, name
+    assert result["representations"]["kfac"]["trace_error"] > 1e-6
+    # the solve metric recomputed densely for one approximation, direction and λ
+    diag = build(FisherSource(model, x, None, "categorical", "mc", 3, 0), "diag").diag()
+    eye = torch.eye(len(diag), dtype=torch.float64)
+    v = unit_directions(3, result["n_params"], 0, torch.float64, "cpu")[1]
+    assert float(v @ dense_f @ v) == pytest.approx(result["vTMv"][1], rel=1e-10)
+    damping = result["dampings"][0]
+    v_prime = torch.linalg.solve(torch.diag(diag) + damping * eye, (dense_f + damping * eye) @ v)
+    cos = float(v @ v_prime / v_prime.norm())
+    assert result["representations"]["diag"]["solve_cos"][0][1] == pytest.approx(cos, rel=1e-10)
+    assert result["relative_dampings"] == pytest.approx([0.01, 1.0, 100.0])
+    assert result["dampings"][1] == pytest.approx(result["trace"] / result["n_params"])
+
+
+def test_independent_draws_add_monte_carlo_noise_to_the_trace(float64):
+    model, x = tiny_model_and_inputs()
+    spec = {"fisher": {**FISHER, "approximation_draws": "independent", "representations": ["diag"],
+                       "dense_check": False}}
+    result = fisher_quality(model, x, spec, seed=0)
+    assert result["dense_check"] is None
+    assert result["representations"]["diag"]["trace_error"] > 1e-6
+
+
+def test_the_contrast_ntk_is_the_gram_of_the_difference_of_two_logits(float64):
+    model, x = tiny_model_and_inputs(1)
+    y = torch.tensor([0, 2, 1, 2, 0, 0, 2, 1] + [1] * 12)
+    spec = {"ntk": {"classes": [2, 0], "per_class": 3, "split": "test", "centred": True}}
+    pair = ntk_pair(model, x, y, spec)
+    assert pair["labels"].tolist() == [0, 0, 0, 1, 1, 1]
+    chosen = torch.tensor([1, 3, 6, 0, 4, 5])  # the first three of class 2, then of class 0
+    contrast = ClassContrast(model, 2, 0)
+    params = {name: p.detach() for name, p in contrast.named_parameters()}
+
+    def scalar(p, example):
+        return torch.func.functional_call(contrast, p, (example[None],))[0, 0]
+
+    jacobian = vmap(jacrev(scalar), in_dims=(None, 0))(params, x[chosen])
+    flat = torch.cat([jacobian[name].reshape(len(chosen), -1) for name in params], dim=1)
+    assert np.allclose(pair["gram"], (flat @ flat.T).numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_kernel_pca_separability_and_block_contrast_on_known_grams():
+    labels = np.array([0, 0, 0, 1, 1, 1])
+    features = np.array([[1, 0], [1.1, 0.1], [0.9, -0.1], [-1, 0.05], [-1.2, 0], [-0.8, -0.05]])
+    gram = features @ features.T + 0.01 * np.eye(6)
+    assert np.allclose(np.diag(normalised_gram(gram)), 1)
+    assert np.allclose(centred(gram).sum(0), 0)
+    points, shares = kernel_pca(gram)
+    # kernel PCA of a linear kernel: the centred features' principal coordinates
+    features_c = features - features.mean(0)
+    assert np.allclose(np.abs(points[:, 0]), np.abs(features_c @ np.linalg.svd(features_c)[2][0]), atol=1e-2)
+    assert 0 < shares.sum() <= 1
+    assert linearly_separable(points, labels)
+    assert not linearly_separable(np.array([[0, 0], [1, 1], [1, 0], [0, 1]]), np.array([0, 0, 1, 1]))  # XOR
+    assert block_contrast(gram, labels) > 1.5
+    assert abs(block_contrast(np.eye(6) + 0.5, labels)) < 1e-12
+
+
+def test_the_cosine_rate_starts_at_one_and_ends_near_zero():
+    rate = cosine_rate(10)
+    assert rate(1) == 1.0 and rate(6) == pytest.approx(0.5) and 0 < rate(10) < 0.03
+
+
+def tiny_dataset(path):
+    generator = np.random.default_rng(0)
+    arrays = {f"x_{split}": generator.random((n, 1, 4, 4)).astype(np.float32) for split, n in (("train", 30), ("test", 16))}
+    arrays.update({f"y_{split}": np.arange(n) % 3 for split, n in (("train", 30), ("test", 16))})
+    np.savez(path, **arrays)
+    return str(path)
+
+
+SPEC = {"dataset": "tiny", "model": {"name": "conv_pool_cnn", "width": 2}, "dtype": "float64", "seed": 0,
+        "training": {"epochs": 2, "batch_size": 10, "optimiser": {"name": "sgd", "lr": 0.1, "momentum": 0.9},
+                     "lr_schedule": "cosine", "crop_padding": 1, "flip": True},
+        "checkpoints": [0, 2],
+        "fisher": {**FISHER, "examples": 12, "representations": ["diag", "quasi_diag", "kfac", "ekfac"]},
+        "ntk": {"split": "test", "classes": [1, 2], "per_class": 4, "centred": True}}
+
+
+def test_run_figures_and_claims_end_to_end(tmp_path):
+    from linearlens.claims import ClaimCheck
+    from linearlens.claims.george_thesis.ch3 import fisher_quality_claims, ntk_pair_claims
+    from linearlens.experiments.george_thesis.ch3 import evaluation_examples, fisher_examples
+    from linearlens.figures.george_thesis import ch3 as figures
+    from linearlens.manifests.jobs import ClaimsJob, FigureJob
+
+    data = tiny_dataset(tmp_path / "tiny.npz")
+    model, model_spec, record, steps_per_epoch = train_with_checkpoints(data, SPEC, "cpu")
+    assert steps_per_epoch == 3 and record.steps == 6 and sorted(record.snapshots) == [0, 6]
+    checkpoints = [str(tmp_path / f"epoch{epoch}.pt") for epoch in SPEC["checkpoints"]]
+    frame = save_checkpoints(model, model_spec, record, steps_per_epoch, SPEC, checkpoints)
+    assert frame["epoch"].tolist() == [0, 2]
+    torch.manual_seed(0)  # the initialisation again: the epoch-0 checkpoint is the untrained network
+    initial = conv_pool_cnn(1, 3, width=2, image_size=4).double()
+    loaded, metadata = load_showcase_model(checkpoints[0], "float64")
+    assert metadata["epoch"] == 0 and all(torch.equal(a, b) for a, b in zip(initial.parameters(), loaded.parameters()))
+    assert next(loaded.parameters()).dtype == torch.float64
+
+    quality, pairs = [], []
+    for epoch, path in zip(SPEC["checkpoints"], checkpoints):
+        model, metadata = load_showcase_model(path, "float64")
+        x, _ = evaluation_examples(data, SPEC, "train", "cpu")
+        result = {**metadata, **fisher_quality(model, fisher_examples(x, 12, 0), SPEC, 0)}
+        quality.append(tmp_path / f"quality{epoch}.json")
+        quality[-1].write_text(json.dumps(result))
+        x, y = evaluation_examples(data, SPEC, "test", "cpu")
+        pairs.append(tmp_path / f"pair{epoch}.npz")
+        np.savez(pairs[-1], **ntk_pair(model, x, y, SPEC), epoch=epoch, test_accuracy=metadata["test_accuracy"])
+    records = [json.loads(p.read_text()) for p in quality]
+    assert len(quality_frame(records)) == 2 * 4 * (1 + 3 * 3 + 2 * 3 * 3)
+
+    for figure in ("fig_3_3", "fig_3_4", "fig_3_5", "fig_3_6", "fig_3_7"):
+        runs = [str(p) for p in (pairs if figure == "fig_3_7" else quality)]
+        png = tmp_path / f"{figure}.png"
+        getattr(figures, f"plot_{figure}")(FigureJob(figure, {"runs": runs}, SPEC, str(png), f"Fig {figure[4:]}:",
+                                                     "tiny random images"))
+        assert png.exists() and png.with_suffix(".pdf").exists()
+        sidecar = json.loads(png.with_suffix(".json").read_text())
+        assert sidecar["data_source"] == "tiny random images" and "initialisation" in sidecar["caption"]
+
+    job = ClaimsJob({"runs": [str(p) for p in quality]}, {"thresholds": "quick", "spec": SPEC})
+    checks = fisher_quality_claims(job) + ntk_pair_claims(
+        ClaimsJob({"runs": [str(p) for p in pairs]}, {"thresholds": "quick", "spec": SPEC}))
+    assert [c.claim_id for c in checks] == ["H1"] + ["H2"] * 6 + ["F3.7"] * 2
+    assert checks[0].passed is True
+    assert all(isinstance(c, ClaimCheck) and c.passed in (True, False) for c in checks)
+    assert next(c for c in checks if "very accurately" in c.statement).passed  # same draws: round-off
+
+
+def fake_record(epoch, scores):
+    """A checkpoint's record with chosen metrics: ``scores[name] = (solve cos, mv cos, vTMv error, trace error)``."""
+    representations = {name: {"trace_error": trace, "vTMv_error": [vtmv], "mv_cos": [mv], "mv_residual": [1 - mv],
+                              "solve_cos": [[solve]], "solve_residual": [[1 - solve]]}
+                       for name, (solve, mv, vtmv, trace) in scores.items()}
+    return {"epoch": epoch, "n_params": 100, "relative_dampings": [1.0], "representations": representations}
+
+
+def test_h2_claims_pass_and_fail_on_known_numbers(tmp_path):
+    from linearlens.claims.george_thesis.ch3 import fisher_quality_claims
+    from linearlens.manifests.jobs import ClaimsJob
+
+    thesis_like = {"diag": (0.5, 0.5, 0.5, 1e-3), "quasi_diag": (0.6, 0.6, 0.4, 1e-3), "kfac": (0.9, 0.8, 0.2, 0.3),
+                   "ekfac": (0.8, 0.9, 0.1, 1e-3)}
+    contrary = {**thesis_like, "kfac": (0.7, 0.95, 0.05, 1e-4)}
+    paths = []
+    for epoch, scores in enumerate([thesis_like, contrary]):
+        paths.append(tmp_path / f"{epoch}.json")
+        paths[-1].write_text(json.dumps(fake_record(epoch, scores)))
+    job = ClaimsJob({"runs": [str(paths[0])]}, {"thresholds": "quick", "spec": {}})
+    assert [c.passed for c in fisher_quality_claims(job)] == [True] * 7
+    job = ClaimsJob({"runs": [str(p) for p in paths]}, {"thresholds": "quick", "spec": {}})
+    assert [c.passed for c in fisher_quality_claims(job)] == [True, False, False, False, False, True, False]
