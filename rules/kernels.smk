@@ -77,9 +77,30 @@ rule benchmark_iterative_linearisation:
         "../src/scripts/benchmark_iterative_linearisation.py"
 
 
+rule benchmark_curvature:
+    input:
+        code=script_code("benchmark_curvature.py"),
+    output:
+        "results/benchmarks/curvature.csv",
+    params:
+        settings=canonical(config["benchmarks"].get("curvature", {"models": [], "n": [], "operations": [],
+                                                                "methods": [], "dtype": "float32", "timeout_s": 1})),
+        device=config["device"],
+    log:
+        "results/logs/benchmark_curvature.log",
+    threads: threads_for("benchmark")
+    resources:
+        **gpu_resources(),
+    conda:
+        "../envs/torch.yaml"
+    script:
+        "../src/scripts/benchmark_curvature.py"
+
+
 rule benchmarks:
     input:
         rules.plot_kernel_benchmark.output,
+        rules.benchmark_curvature.output,
         rules.benchmark_telescoping.output,
         rules.benchmark_iterative_linearisation.output,
 

@@ -279,13 +279,13 @@ def test_slurm_profile_plans_the_paper_dag(tmp_path):
 # Rules whose code runs on the configured device, so that `device: cuda` must get them a GPU.
 GPU_RULES = {"telescoping_approximation_run", "telescoping_smoother_run", "telescoping_tabular_search",
              "telescoping_tabular_run", "telescoping_lmc_pretrain", "telescoping_lmc_parent",
-             "telescoping_lmc_children", "extract_ntk", "benchmark_kernels", "benchmark_telescoping",
+             "telescoping_lmc_children", "extract_ntk", "benchmark_kernels", "benchmark_curvature", "benchmark_telescoping",
              "fit_tree_ensemble", "iterative_linearisation_run", "iterative_linearisation_probe",
              "benchmark_iterative_linearisation", "george_thesis_ch5_run_toy", "george_thesis_ch5_run_difficulty",
              "george_thesis_ch5_run_spurious", "george_thesis_ch6_run_alignment",
              "george_thesis_ch6_run_easy_difficult", "george_thesis_ch6_run_complexity", "george_thesis_ch6_run_disk",
              "george_thesis_ch6_run_perturbation", "george_thesis_ch3_train", "george_thesis_ch3_fisher_quality",
-             "george_thesis_ch3_ntk_pair", "karp_thesis_ch2_train_pairs", "karp_thesis_ch2_train_kept_pairs",
+             "george_thesis_ch3_ntk_pair", "george_thesis_ch4_run_mlp_classifier", "karp_thesis_ch2_train_pairs", "karp_thesis_ch2_train_kept_pairs",
              "karp_thesis_ch2_train_sweep", "karp_thesis_ch2_interpolate"}
 
 
@@ -345,8 +345,15 @@ def test_kernel_benchmark_runs_and_its_routes_agree(tmp_path):
     trees = frame[frame["benchmark"] == "tree_kernel"]
     assert set(trees["method"]) == {"leaf_replay", "sparse_kernels", "dense_kernels"}
     assert (trees["check"] < 1e-5).all()  # each route reproduces XGBoost's predictions
+    assert (ntk["matmul_gflops"] > 0).all() and (ntk["time_vs_floor"] > 0).all()
     for suffix in ("png", "pdf", "json"):
         assert (workdir / "results" / "benchmarks" / f"kernels.{suffix}").exists()
+    curvature = pd.read_csv(workdir / "results" / "benchmarks" / "curvature.csv")
+    supported = curvature[~curvature["status"].str.startswith("not supported")]
+    assert (supported["status"] == "ok").all(), supported[["method", "operation", "status"]]
+    assert set(curvature.loc[curvature["status"] != "ok", "method"]) == {"curvlinops"}  # no exact diagonal
+    for _, same in supported.groupby("operation"):  # the same matrix: the same product with v
+        assert np.allclose(same["check"], same["check"].iloc[0], rtol=1e-8)
     tracking = pd.read_csv(workdir / "results" / "benchmarks" / "telescoping.csv")
     assert set(tracking["method"]) == {"plain", "telescoping", "smoother", "smoother_float32", "smoother_float32_default_heap"}
     assert ((tracking["heap"] == "glibc defaults") == (tracking["method"] == "smoother_float32_default_heap")).all()
