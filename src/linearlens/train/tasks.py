@@ -77,3 +77,13 @@ def classification_metrics(logits_of: Callable[[Tensor], Tensor], x: Tensor, y: 
         hits += correct(logits, labels)
         loss += float(F.cross_entropy(logits, labels, reduction="sum"))
     return hits / len(x), loss / len(x)
+
+
+def split_metrics(model: torch.nn.Module, task: dict[str, Tensor]) -> dict[str, float]:
+    """{train,test}_{accuracy,loss} of a classifier, in eval mode (BatchNorm on its running statistics)."""
+    model.eval()
+    row = {}
+    for split in ("train", "test"):
+        accuracy, loss = classification_metrics(model, task[f"x_{split}"], task[f"y_{split}"])
+        row.update({f"{split}_accuracy": accuracy, f"{split}_loss": loss})
+    return row

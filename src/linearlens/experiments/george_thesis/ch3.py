@@ -49,7 +49,7 @@ from ...train.progress import Progress
 from ...train.runtime import choose_device, dtype_from_name, load_checkpoint, seed_everything
 from ...train.schedules import AtSteps, constant
 from ...train.session import RunRecord, Session, checkpoint_for
-from ...train.tasks import classification_metrics, load_task
+from ...train.tasks import load_task, split_metrics
 
 # Purpose keys of seeded generators: seeded_generator(seed, purpose, ...)
 AUGMENTATION, FISHER_EXAMPLES, DIRECTIONS = 1, 2, 3
@@ -71,16 +71,6 @@ def cosine_rate(steps: int):
 
 
 LEARNING_RATES = {"constant": lambda steps: constant, "cosine": cosine_rate}
-
-
-def split_metrics(model: nn.Module, task: dict[str, Tensor]) -> dict[str, float]:
-    """{train,test}_{accuracy,loss} in eval mode (BatchNorm on its running statistics)."""
-    model.eval()
-    row = {}
-    for split in ("train", "test"):
-        accuracy, loss = classification_metrics(model, task[f"x_{split}"], task[f"y_{split}"])
-        row.update({f"{split}_accuracy": accuracy, f"{split}_loss": loss})
-    return row
 
 
 def train_with_checkpoints(data_npz, spec: dict, device: str = "auto", state_path=None,

@@ -30,7 +30,7 @@ from ...train.progress import Progress
 from ...train.runtime import choose_device, full_float32_matmuls, seed_everything
 from ...train.schedules import AtSteps, Every, log_spaced, log_steps
 from ...train.session import RunRecord, Scheduled, Session, checkpoint_for
-from ...train.tasks import classification_metrics, load_task
+from ...train.tasks import load_task, split_metrics
 
 # --- Figs 6.2, 6.3, B.5, B.6, B.8: the tangent kernel's spectrum and label alignment over training ---
 
@@ -100,16 +100,6 @@ class ClassificationProbe:
 
     def __call__(self, session: Session) -> dict:
         return split_metrics(self.model, self.task)
-
-
-def split_metrics(model: torch.nn.Module, task: dict[str, Tensor]) -> dict[str, float]:
-    """{train,test}_{accuracy,loss} of a classifier, in eval mode."""
-    model.eval()
-    row = {}
-    for split in ("train", "test"):
-        accuracy, loss = classification_metrics(model, task[f"x_{split}"], task[f"y_{split}"])
-        row.update({f"{split}_accuracy": accuracy, f"{split}_loss": loss})
-    return row
 
 
 def training_steps(run: dict, n_train: int) -> int:
