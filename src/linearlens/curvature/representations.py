@@ -198,7 +198,7 @@ class EigenKronecker(CurvatureMatrix):
 
     def dense(self):
         basis = torch.kron(self.ub, self.ua)
-        return self.form.permuted(basis @ torch.diag(self.scales.reshape(-1)) @ basis.T)
+        return self.form.permuted((basis * self.scales.reshape(-1)) @ basis.T)
 
 
 class BlockDiagonal(CurvatureMatrix):
