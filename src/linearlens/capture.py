@@ -107,45 +107,61 @@ def one_hot_seeds(outputs: list[int]) -> Callable[[Tensor], Tensor]:
 
 def affine_terms(module: nn.Module, h: Tensor, g: Tensor, bias_row: bool = True) -> tuple[Tensor, Tensor]:
     """One call of a Linear or convolution layer as (inputs (m, width, T), output gradients
-    (m, k, out, T)) over its T positions, in the layouts autograd and unfold give them (views, no
-    copies): the parameter gradient of seed k is Σ_t g[:, k, :, t] ⊗ inputs[:, :, t], with the
-    weight flattened row-major (out, in·kernel) and, when the layer has a bias and ``bias_row``, a
-    last input row of ones for it."""
+    (m, k, out, T)) over its T positions: the parameter gradient of seed k is
+    Σ_t g[:, k, :, t] ⊗ inputs[:, :, t], with the weight flattened row-major (out, in·kernel) and,
+    when the layer has a bias and ``bias_row``, a last input row of ones for it.
+
+    Views, not copies, except the convolution's patches (and a bias row), which are stored
+    width-major, (width, m, T) in memory: a product summed over examples and positions (KFAC's
+    input factor) then reads them as one matrix."""
     params = trainable(module)
-    if isinstance(module, nn.Linear):
-        inputs = h.reshape(h.shape[0], -1, h.shape[-1]).transpose(1, 2)
-        grads = g.reshape(*g.shape[:2], -1, g.shape[-1]).transpose(2, 3)
-    else:
-        inputs = _patches(module, h)  # (m, in·kernel, T)
-        grads = g.reshape(*g.shape[:3], -1)
-    if "weight" not in params:
-        inputs = inputs[:, :0]
-    if bias_row and "bias" in params:
+    ones = 1 if bias_row and "bias" in params else 0
+    grads = affine_output_grads(module, g)
+    if "weight" not in params:  # a bias alone
+        return g.new_ones(g.shape[0], ones, grads.shape[3]), grads
+    if not isinstance(module, nn.Linear):
+        return _patches(module, h, ones), grads
+    inputs = h.reshape(h.shape[0], -1, h.shape[-1]).transpose(1, 2)
+    if ones:
         inputs = torch.cat([inputs, inputs.new_ones(inputs.shape[0], 1, inputs.shape[2])], dim=1)
     return inputs, grads
 
 
-def _patches(module: nn.Conv1d | nn.Conv2d, h: Tensor) -> Tensor:
-    """(m, in·kernel, positions): the unfolded inputs that the convolution multiplies, in
-    F.unfold's order. Taken as sliding windows of the padded input (a view) and copied once:
-    about 15× faster than F.unfold's im2col on a 2-core CPU (0.05 s against 0.8 s for a ResNet-20
-    first-stage layer at 100 examples); F.unfold remains for dilated convolutions."""
+def affine_output_grads(module: nn.Module, g: Tensor) -> Tensor:
+    """A Linear or convolution layer's output gradients (m, k, ...) as (m, k, out, T)."""
+    if isinstance(module, nn.Linear):
+        return g.reshape(*g.shape[:2], -1, g.shape[-1]).transpose(2, 3)
+    return g.reshape(*g.shape[:3], -1)
+
+
+def _patches(module: nn.Conv1d | nn.Conv2d, h: Tensor, ones: int = 0) -> Tensor:
+    """(m, in·kernel + ones, positions): the unfolded inputs that the convolution multiplies, in
+    F.unfold's order, then ``ones`` rows of ones; stored (in·kernel + ones, m, positions).
+
+    Taken as sliding windows of the padded input (a view) and copied once: about 15× faster than
+    F.unfold's im2col on a 2-core CPU (0.05 s against 0.8 s for a ResNet-20 first-stage layer at
+    100 examples); F.unfold remains for dilated convolutions."""
     spatial = 2 if isinstance(module, nn.Conv2d) else 1
     if any(d != 1 for d in module.dilation):
         h2 = h if spatial == 2 else h.unsqueeze(2)
         pair = (lambda v: tuple(v)) if spatial == 2 else (lambda v: (1, v[0]))
         padding = pair(module.padding) if spatial == 2 else (0, module.padding[0])
-        return F.unfold(h2, pair(module.kernel_size), dilation=pair(module.dilation), padding=padding,
-                        stride=pair(module.stride))
-    padding = [p for p in reversed(module.padding) for _ in range(2)]  # F.pad: last dimension first
-    windows = F.pad(h, padding) if any(padding) else h
-    for dim, (size, step) in enumerate(zip(module.kernel_size, module.stride)):
-        windows = windows.unfold(2 + dim, size, step)  # (m, in, *positions, *kernel)
-    m, channels = windows.shape[:2]
-    positions = windows.shape[2:2 + spatial]
-    kernel_dims = tuple(range(2 + spatial, 2 + 2 * spatial))
-    ordered = windows.permute(0, 1, *kernel_dims, *range(2, 2 + spatial))
-    return ordered.reshape(m, channels * math.prod(module.kernel_size), math.prod(positions))
+        unfolded = F.unfold(h2, pair(module.kernel_size), dilation=pair(module.dilation),
+                            padding=padding, stride=pair(module.stride))
+        windows = unfolded.permute(1, 0, 2)  # (in·kernel, m, T)
+    else:
+        padding = [p for p in reversed(module.padding) for _ in range(2)]  # F.pad: last dimension first
+        windows = F.pad(h, padding) if any(padding) else h
+        for dim, (size, step) in enumerate(zip(module.kernel_size, module.stride)):
+            windows = windows.unfold(2 + dim, size, step)  # (m, in, *positions, *kernel)
+        kernel_dims = tuple(range(2 + spatial, 2 + 2 * spatial))
+        windows = windows.permute(1, *kernel_dims, 0, *range(2, 2 + spatial))  # (in, *kernel, m, *positions)
+    width = module.in_channels * math.prod(module.kernel_size)
+    m = h.shape[0]
+    buffer = h.new_empty(width + ones, m, windows.numel() // (width * m))
+    buffer[:width].view(windows.shape).copy_(windows)
+    buffer[width:] = 1
+    return buffer.permute(1, 0, 2)
 
 
 # --- per-example parameter gradients from inputs and output gradients --------------------------
@@ -178,31 +194,56 @@ def captured_width(captured: Captured) -> int:
 
 def write_captured_gradients(captured: Captured, target: Tensor) -> None:
     """The layer's (m, k, p) per-example gradients written into ``target`` (weight then bias),
-    which may be a slice of a larger buffer: no other copy of the layer's gradients is made."""
+    which may be a slice of a larger buffer."""
     module = captured.module
     if not is_affine(module):
         factor = _embedding_gradients(captured) if isinstance(module, nn.Embedding) else _norm_gradients(captured)
         target.copy_(factor.grads)
         return
     params = trainable(module)
-    for call, (h, g) in enumerate(zip(captured.inputs, captured.output_grads)):  # shared layers: summed
+    width = params["weight"].numel() if "weight" in params else 0
+    if width:
+        write_weight_gradients(captured, target[:, :, :width])
+    if "bias" in params:
+        target[:, :, width:].copy_(bias_gradients(captured))
+
+
+def write_weight_gradients(captured: Captured, target: Tensor) -> None:
+    """An affine layer's (m, k, out·in·kernel) per-example weight gradients, Σ over positions of
+    g ⊗ inputs: per example one product (k·out × T)(T × in·kernel), written by the product itself
+    when ``target`` is one such matrix per example (a contiguous buffer, or a slice of one along
+    its first axis), else through one copy. Calls of a shared layer are summed."""
+    module = captured.module
+    for call, (h, g) in enumerate(zip(captured.inputs, captured.output_grads)):
         inputs, grads = affine_terms(module, h, g, bias_row=False)
         m, k, out, positions = grads.shape
-        parts = []
-        if "weight" in params:
-            # Σ over positions of g ⊗ inputs: per example one product (k·out × T)(T × in·kernel)
-            rows = grads.reshape(m, k * out, positions)
-            parts.append(torch.bmm(rows, inputs.transpose(1, 2)).view(m, k, -1))
-        if "bias" in params:
-            parts.append(grads.sum(3))
-        start = 0
-        for part in parts:
-            view = target[:, :, start:start + part.shape[2]]
-            if call == 0:
-                view.copy_(part)
-            else:
-                view.add_(part)
-            start += part.shape[2]
+        rows, columns = grads.reshape(m, k * out, positions), inputs.transpose(1, 2)
+        matrices = _as_matrices(target, m, k * out)
+        if matrices is None:
+            product = torch.bmm(rows, columns).view(target.shape)
+            target.copy_(product) if call == 0 else target.add_(product)
+        elif call == 0:
+            torch.bmm(rows, columns, out=matrices)
+        else:
+            matrices.baddbmm_(rows, columns)
+
+
+def _as_matrices(target: Tensor, m: int, rows: int) -> Tensor | None:
+    """``target`` viewed as m row-major (rows × columns) matrices, if its memory is laid out so."""
+    columns = target[0].numel() // rows
+    if target.stride(-1) != 1 or target[0].numel() == 0:
+        return None
+    try:
+        view = target.view(m, rows, columns)
+    except RuntimeError:
+        return None
+    return view if view.stride(1) == columns and view.stride(2) == 1 else None
+
+
+def bias_gradients(captured: Captured) -> Tensor:
+    """An affine layer's (m, k, out) per-example bias gradients: the output gradients summed
+    over positions (and over the calls of a shared layer)."""
+    return sum(affine_output_grads(captured.module, g).sum(3) for g in captured.output_grads)
 
 
 def _normalised(module: nn.Module, h: Tensor) -> tuple[Tensor, tuple[int, ...]]:

@@ -219,13 +219,24 @@ class _KroneckerSums(_Sums):
         b = 0
         for h, g in zip(item.inputs, item.output_grads):
             inputs, grads = affine_terms(item.module, h, g)
-            self.a = self.a + torch.einsum("mit,mjt->ij", inputs, inputs)
-            b = b + torch.einsum("mkot,mkpt->op", grads, grads)
+            self.a = self.a + torch.einsum("mit,mjt->ij", inputs, inputs)  # inputs are stored (i, m, t)
+            b = b + _summed_squares(grads)
             positions += inputs.shape[2]
         self.b = self.b + b / positions
 
     def block(self, n):
         return Kronecker(self.form, self.a / n, self.b / n)
+
+
+def _summed_squares(grads: Tensor) -> Tensor:
+    """Σ over examples, seeds and positions of g gᵀ for output gradients (m, k, out, T). When
+    out ≤ T, one small product per (example, seed), summed: a single product over (m, k, t) would
+    first copy the gradients into that order."""
+    m, k, out, positions = grads.shape
+    if positions == 1 or out > positions or not grads.is_contiguous():
+        return torch.einsum("mkot,mkpt->op", grads, grads)
+    flat = grads.reshape(m * k, out, positions)
+    return torch.bmm(flat, flat.transpose(1, 2)).sum(0)
 
 
 class _KfeDiagonalSums(_Sums):

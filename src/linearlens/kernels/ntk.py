@@ -19,12 +19,16 @@ must be in eval mode (checked). Work is chunked over examples, so large Grams fi
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import torch
 from torch import Tensor, nn
 
 from .. import capture
 from ..capture import DenseFactor, OuterFactor
 from ..train.runtime import full_float32
+
+Factor = OuterFactor | DenseFactor
 
 # The layer factors of all examples held at once (one group of layers at a time).
 FACTOR_MEMORY_BYTES = 4 * 2**30
@@ -124,57 +128,91 @@ def _factor_slice(factor, span: slice):
     return DenseFactor(factor.grads[span])
 
 
-MERGED = "(dense layers)"
+class _Piece(NamedTuple):
+    """Where one part of a layer's tangent features goes: a factor (by key) and its columns."""
+
+    part: str  # "outer", "weight" (an affine layer's weight), "bias" or "all" (every parameter)
+    key: str
+    columns: slice = slice(None)
 
 
-def _group_factors(model, x, outputs, group, chunk_size, merge) -> dict[str, OuterFactor | DenseFactor]:
-    """Every example's factors for the layers in ``group``, computed chunk by chunk into tensors
-    allocated once; each layer's per-example gradients are written straight into their place. With
-    ``merge`` the layers' per-example gradients sit side by side in one factor: one matrix product
-    per block of the Gram instead of one per layer (a layer's Gram is then no longer separable)."""
-    whole: dict[str, OuterFactor | DenseFactor] = {}
-    places: dict[str, tuple[str, slice]] = {}
+def _group_factors(model, x, outputs, group, chunk_size, per_layer) -> dict[str, tuple[str, Factor]]:
+    """Every example's factors for the layers in ``group``, keyed, each with the Gram it adds to
+    (the layer's own with ``per_layer``, else "all"); computed chunk by chunk into tensors
+    allocated once, each layer's gradients written in place by the product that forms them.
+
+    An affine layer's weight gradients are a factor of their own (the product writes them
+    straight into it); the narrow rest (biases, normalisation layers, torch.func's layers) sit
+    side by side in one factor per Gram, so each costs no matrix product of its own."""
+    factors: dict[str, tuple[str, Factor]] = {}
+    plan: dict[str, list[_Piece]] = {}
     for span, part in _chunks(x, chunk_size):
         items = capture.layer_captures(model, part, capture.one_hot_seeds(outputs), group, outputs)
-        if not whole:
-            whole, places = _allocated(items, len(x), merge)
+        if not factors:
+            plan, factors = _allocated(items, len(x), per_layer)
         with torch.no_grad():  # copies and products, not a graph
             for name, item in items.items():
-                key, columns = places[name]
-                if isinstance(whole[key], OuterFactor):
-                    outer = capture.outer_form(item)
-                    whole[key].output_grads[span] = outer.output_grads
-                    whole[key].inputs[span] = outer.inputs
-                elif isinstance(item, DenseFactor):
-                    whole[key].grads[span, :, columns] = item.grads
-                else:
-                    capture.write_captured_gradients(item, whole[key].grads[span, :, columns])
-    return whole
+                for piece in plan[name]:
+                    _write(item, piece, factors[piece.key][1], span)
+    return factors
 
 
-def _allocated(items, n: int, merge: bool):
-    """The group's factors for n examples, and where each layer goes: (factor key, its columns)."""
-    whole, places, widths = {}, {}, {}
-    for name, item in items.items():
-        outer = capture.outer_form(item) if isinstance(item, capture.Captured) else None
-        if outer is not None:
-            whole[name] = OuterFactor(outer.output_grads.new_empty(n, *outer.output_grads.shape[1:]),
-                                      outer.inputs.new_empty(n, *outer.inputs.shape[1:]))
-            places[name] = (name, slice(None))
-        else:
-            widths[name] = item.grads.shape[2] if isinstance(item, DenseFactor) else capture.captured_width(item)
+def _write(item, piece: _Piece, factor: Factor, span: slice) -> None:
+    if piece.part == "outer":
+        outer = capture.outer_form(item)
+        factor.output_grads[span] = outer.output_grads
+        factor.inputs[span] = outer.inputs
+        return
+    target = factor.grads[span, :, piece.columns]
+    if piece.part == "weight":
+        capture.write_weight_gradients(item, target)
+    elif piece.part == "bias":
+        target.copy_(capture.bias_gradients(item))
+    elif isinstance(item, DenseFactor):
+        target.copy_(item.grads)
+    else:
+        capture.write_captured_gradients(item, target)
+
+
+def _allocated(items, n: int, per_layer: bool):
+    """Each layer's pieces, and the group's factors for n examples they are written into."""
+    plan: dict[str, list[_Piece]] = {}
+    factors: dict[str, tuple[str, Factor]] = {}
+    narrow: dict[str, int] = {}  # the narrow factor of each Gram: its width so far
     reference = next(iter(items.values()))
     reference = reference.grads if isinstance(reference, DenseFactor) else reference.output_grads[0]
-    start = 0
-    for name, width in widths.items():
-        key = MERGED if merge else name
-        places[name] = (key, slice(start, start + width) if merge else slice(None))
-        start = start + width if merge else 0
-        if not merge:
-            whole[name] = DenseFactor(reference.new_empty(n, reference.shape[1], width))
-    if merge and widths:
-        whole[MERGED] = DenseFactor(reference.new_empty(n, reference.shape[1], start))
-    return whole, places
+    k = reference.shape[1]
+
+    def narrow_piece(name: str, part: str, width: int) -> _Piece:
+        gram = name if per_layer else "all"
+        key = f"{gram} (narrow)"
+        start = narrow.get(key, 0)
+        narrow[key] = start + width
+        factors[key] = (gram, None)
+        return _Piece(part, key, slice(start, start + width))
+
+    for name, item in items.items():
+        gram = name if per_layer else "all"
+        outer = capture.outer_form(item) if isinstance(item, capture.Captured) else None
+        if outer is not None:
+            factors[name] = (gram, OuterFactor(outer.output_grads.new_empty(n, *outer.output_grads.shape[1:]),
+                                               outer.inputs.new_empty(n, *outer.inputs.shape[1:])))
+            plan[name] = [_Piece("outer", name)]
+        elif isinstance(item, capture.Captured) and capture.is_affine(item.module):
+            params = capture.trainable(item.module)
+            plan[name] = []
+            if "weight" in params:
+                key = f"{name}.weight"
+                factors[key] = (gram, DenseFactor(reference.new_empty(n, k, params["weight"].numel())))
+                plan[name].append(_Piece("weight", key))
+            if "bias" in params:
+                plan[name].append(narrow_piece(name, "bias", params["bias"].numel()))
+        else:
+            width = item.grads.shape[2] if isinstance(item, DenseFactor) else capture.captured_width(item)
+            plan[name] = [narrow_piece(name, "all", width)]
+    for key, width in narrow.items():
+        factors[key] = (factors[key][0], DenseFactor(reference.new_empty(n, k, width)))
+    return plan, factors
 
 
 def block_rows(n1: int, n2: int, outputs: int, itemsize: int, symmetric: bool) -> list[tuple[slice, slice]]:
@@ -221,23 +259,46 @@ def empirical_ntk(model: nn.Module, x1: Tensor, x2: Tensor | None = None, *,
     gram_shape = (len(x1), len(x2)) if trace else (len(x1), len(outputs), len(x2), len(outputs))
     grams: dict[str, Tensor] = {}
     for group in layer_groups(model, x1, outputs, n_examples, memory_bytes):
-        rows = _group_factors(model, x1, outputs, group, chunk_size, merge=not per_layer)
-        cols = rows if symmetric else _group_factors(model, x2, outputs, group, chunk_size,
-                                                     merge=not per_layer)
-        for name in rows:
-            key = name if per_layer else "all"
+        rows = _group_factors(model, x1, outputs, group, chunk_size, per_layer)
+        cols = rows if symmetric else _group_factors(model, x2, outputs, group, chunk_size, per_layer)
+        for key, pairs in _by_gram(rows, cols).items():
             if key not in grams:
-                grams[key] = x1.new_zeros(gram_shape, dtype=_dtype_of(rows[name]))
+                grams[key] = x1.new_zeros(gram_shape, dtype=_dtype_of(pairs[0][0]))
             itemsize = grams[key].element_size()
             for row_span, col_span in block_rows(len(x1), len(x2), len(outputs), itemsize, symmetric):
-                block = factor_gram(_factor_slice(rows[name], row_span),
-                                    _factor_slice(cols[name], col_span), trace)
+                block = _block_sum(pairs, row_span, col_span, trace)
                 if symmetric:
                     _add_upper(grams[key], row_span, block, trace)
                 else:
                     _add(grams[key], row_span, col_span, block, trace, mirror=False)
         del rows, cols
     return grams if per_layer else grams["all"]
+
+
+def _by_gram(rows, cols) -> dict[str, list[tuple[Factor, Factor]]]:
+    """The (row, column) factor pairs whose Grams sum to each requested Gram."""
+    pairs: dict[str, list[tuple[Factor, Factor]]] = {}
+    for key, (gram, factor) in rows.items():
+        pairs.setdefault(gram, []).append((factor, cols[key][1]))
+    return pairs
+
+
+def _block_sum(pairs, rows: slice, cols: slice, trace: bool) -> Tensor:
+    """One block of the Gram, Σ over factor pairs, accumulated in place: the products of the
+    per-example gradients add into the block directly (a matrix product with β = 1)."""
+    block = None
+    for a, b in pairs:
+        a, b = _factor_slice(a, rows), _factor_slice(b, cols)
+        if isinstance(a, DenseFactor) and not trace:
+            left, right = a.grads.flatten(0, 1), b.grads.flatten(0, 1).T
+            if block is None:
+                block = (left @ right).view(*a.grads.shape[:2], *b.grads.shape[:2])
+            else:
+                block.view(left.shape[0], right.shape[1]).addmm_(left, right)
+        else:
+            part = factor_gram(a, b, trace)
+            block = part if block is None else block.add_(part)
+    return block
 
 
 def _dtype_of(factor) -> torch.dtype:
