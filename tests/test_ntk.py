@@ -80,6 +80,24 @@ class Tied(nn.Module):
         return self.head(torch.tanh(self.second(torch.tanh(self.first(x)))))
 
 
+class SharedNorms(nn.Module):
+    """Normalisation layers called twice (their gradients summed over the calls), a LayerNorm
+    without shift and a GroupNorm whose shift is frozen."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(2, 4, 3, padding=1)
+        self.group = nn.GroupNorm(2, 4)
+        self.group.bias.requires_grad_(False)
+        self.norm = nn.LayerNorm(6, bias=False)
+        self.head = nn.Linear(4 * 6, 3)
+
+    def forward(self, x):
+        h = self.group(torch.tanh(self.group(self.conv(x))))  # (m, 4, 6, 6)
+        h = self.norm(torch.tanh(self.norm(h.mean(2))))  # over the last axis, shared by 4 rows
+        return self.head(h.flatten(1))
+
+
 def randomise_norm_statistics(model):
     for module in model.modules():
         if isinstance(module, nn.modules.batchnorm._BatchNorm):
@@ -117,6 +135,10 @@ def make_case(name, device="cpu"):
     elif name == "tied":
         model = Tied()
         x1, x2 = torch.randn(6, 5), torch.randn(4, 5)
+    elif name == "shared_norms":
+        model = SharedNorms()
+        nn.init.uniform_(model.norm.weight, 0.5, 1.5)
+        x1, x2 = torch.randn(5, 2, 6, 6), torch.randn(3, 2, 6, 6)
     elif name == "zoo_resnet20":
         model = resnet20(num_classes=3, width=4)
         x1, x2 = torch.randn(4, 3, 12, 12), torch.randn(3, 3, 12, 12)
@@ -138,7 +160,7 @@ def make_case(name, device="cpu"):
     return model.eval().to(device), x1.to(device), x2.to(device)
 
 
-CASES = ["mlp", "mlp_scalar", "cnn_batchnorm", "conv1d_groupnorm", "transformer",
+CASES = ["mlp", "mlp_scalar", "cnn_batchnorm", "conv1d_groupnorm", "shared_norms", "transformer",
          "custom_parameter", "tied", "frozen", "zoo_resnet20", "zoo_resnet20_projection",
          "zoo_small_cnn", "zoo_mlp"]
 TOLERANCE = 1e-10
@@ -222,13 +244,13 @@ def test_kernels_run_without_tf32_and_restore_the_callers_setting():
 def test_symmetric_gram_from_upper_blocks_spans_several_block_rows():
     """More examples than one block row: the blocks below the diagonal are mirrored, not
     computed, and must still be exact, per layer and summed."""
-    from linearlens.kernels.ntk import GRAM_BLOCK_ROWS, GRAM_BLOCKS, block_rows
+    from linearlens.kernels.ntk import GRAM_BLOCK_ROWS, GRAM_BLOCKS, GRAM_MIN_BLOCKS, block_rows
     torch.manual_seed(0)
     model = mlp(3, [5], 2, activation="tanh")
-    x = torch.randn(GRAM_BLOCK_ROWS + 7, 3)  # two outputs: block rows of GRAM_BLOCK_ROWS / 2 examples
+    x = torch.randn(GRAM_BLOCK_ROWS + 7, 3)  # two outputs: fewer product rows than the minimum blocks allow
     blocks = block_rows(len(x), len(x), 2, 8, symmetric=True)
-    assert len(blocks) == 3 and all(cols == slice(rows.start, len(x)) for rows, cols in blocks)
-    many = block_rows(100 * GRAM_BLOCKS, 100 * GRAM_BLOCKS, 10, 8, symmetric=True)
+    assert len(blocks) == GRAM_MIN_BLOCKS and all(cols == slice(rows.start, len(x)) for rows, cols in blocks)
+    many = block_rows(80 * GRAM_BLOCKS, 80 * GRAM_BLOCKS, 10, 4, symmetric=True)
     assert len(many) == GRAM_BLOCKS  # a large Gram: its lower triangle mostly skipped
     expected = reference_ntk(model, x, x)
     assert relative_error(empirical_ntk(model, x), expected) < TOLERANCE
@@ -238,7 +260,7 @@ def test_symmetric_gram_from_upper_blocks_spans_several_block_rows():
 
 
 def test_automatic_chunk_size_follows_the_memory_budget():
-    from linearlens.kernels.ntk import auto_chunk_size
+    from linearlens.capture import auto_chunk_size
     model, x1, x2 = make_case("zoo_small_cnn")
     x = x1.repeat(50, 1, 1, 1)
     roomy = auto_chunk_size(model, x, 10, 2**30)

@@ -61,6 +61,27 @@ class Captured:
     output_grads: list[Tensor]  # (n, k, ...) the gradient of each seed's scalar at the layer's output
 
 
+class Scratch:
+    """Memory kept across the chunks of one computation: a buffer of the same role in every chunk
+    (a layer's output gradients, the convolution patches) reuses the one allocation, so its pages
+    are faulted in once, not once per chunk (page faults took a quarter of a ResNet-20 Gram's
+    time on a 2-core CPU). A tensor taken from it is valid until the same key is taken again."""
+
+    def __init__(self):
+        self._memory: dict[object, Tensor] = {}
+
+    def empty(self, key, shape: tuple[int, ...], like: Tensor) -> Tensor:
+        numel = math.prod(shape)
+        memory = self._memory.get(key)
+        if memory is None or memory.numel() < numel or memory.dtype != like.dtype or memory.device != like.device:
+            memory = self._memory[key] = like.new_empty(numel)
+        return memory[:numel].view(shape)
+
+
+def _empty(scratch: Scratch | None, key, shape: tuple[int, ...], like: Tensor) -> Tensor:
+    return like.new_empty(shape) if scratch is None else scratch.empty(key, shape, like)
+
+
 # --- which layers take which route ------------------------------------------------------------
 
 def trainable(module: nn.Module) -> dict[str, nn.Parameter]:
@@ -78,8 +99,11 @@ def is_affine(module: nn.Module) -> bool:
 def has_closed_form(module: nn.Module) -> bool:
     if isinstance(module, nn.Embedding):
         return module.max_norm is None
-    return is_affine(module) or isinstance(
-        module, (nn.modules.batchnorm._NormBase, nn.LayerNorm, nn.GroupNorm))
+    return is_affine(module) or _is_norm(module)
+
+
+def _is_norm(module: nn.Module) -> bool:
+    return isinstance(module, (nn.modules.batchnorm._NormBase, nn.LayerNorm, nn.GroupNorm))
 
 
 def check_independent_examples(model: nn.Module) -> None:
@@ -105,7 +129,8 @@ def one_hot_seeds(outputs: list[int]) -> Callable[[Tensor], Tensor]:
 
 # --- affine layers: inputs and output gradients per position ----------------------------------
 
-def affine_terms(module: nn.Module, h: Tensor, g: Tensor, bias_row: bool = True) -> tuple[Tensor, Tensor]:
+def affine_terms(module: nn.Module, h: Tensor, g: Tensor, bias_row: bool = True,
+                 scratch: Scratch | None = None) -> tuple[Tensor, Tensor]:
     """One call of a Linear or convolution layer as (inputs (m, width, T), output gradients
     (m, k, out, T)) over its T positions: the parameter gradient of seed k is
     Σ_t g[:, k, :, t] ⊗ inputs[:, :, t], with the weight flattened row-major (out, in·kernel) and,
@@ -120,7 +145,7 @@ def affine_terms(module: nn.Module, h: Tensor, g: Tensor, bias_row: bool = True)
     if "weight" not in params:  # a bias alone
         return g.new_ones(g.shape[0], ones, grads.shape[3]), grads
     if not isinstance(module, nn.Linear):
-        return _patches(module, h, ones), grads
+        return _patches(module, h, ones, scratch), grads
     inputs = h.reshape(h.shape[0], -1, h.shape[-1]).transpose(1, 2)
     if ones:
         inputs = torch.cat([inputs, inputs.new_ones(inputs.shape[0], 1, inputs.shape[2])], dim=1)
@@ -134,7 +159,8 @@ def affine_output_grads(module: nn.Module, g: Tensor) -> Tensor:
     return g.reshape(*g.shape[:3], -1)
 
 
-def _patches(module: nn.Conv1d | nn.Conv2d, h: Tensor, ones: int = 0) -> Tensor:
+def _patches(module: nn.Conv1d | nn.Conv2d, h: Tensor, ones: int = 0,
+             scratch: Scratch | None = None) -> Tensor:
     """(m, in·kernel + ones, positions): the unfolded inputs that the convolution multiplies, in
     F.unfold's order, then ``ones`` rows of ones; stored (in·kernel + ones, m, positions).
 
@@ -158,7 +184,7 @@ def _patches(module: nn.Conv1d | nn.Conv2d, h: Tensor, ones: int = 0) -> Tensor:
         windows = windows.permute(1, *kernel_dims, 0, *range(2, 2 + spatial))  # (in, *kernel, m, *positions)
     width = module.in_channels * math.prod(module.kernel_size)
     m = h.shape[0]
-    buffer = h.new_empty(width + ones, m, windows.numel() // (width * m))
+    buffer = _empty(scratch, "patches", (width + ones, m, windows.numel() // (width * m)), h)
     buffer[:width].view(windows.shape).copy_(windows)
     buffer[width:] = 1
     return buffer.permute(1, 0, 2)
@@ -196,9 +222,8 @@ def write_captured_gradients(captured: Captured, target: Tensor) -> None:
     """The layer's (m, k, p) per-example gradients written into ``target`` (weight then bias),
     which may be a slice of a larger buffer."""
     module = captured.module
-    if not is_affine(module):
-        factor = _embedding_gradients(captured) if isinstance(module, nn.Embedding) else _norm_gradients(captured)
-        target.copy_(factor.grads)
+    if not is_affine(module):  # an embedding (normalisation layers arrive as their gradients)
+        target.copy_(_embedding_gradients(captured).grads)
         return
     params = trainable(module)
     width = params["weight"].numel() if "weight" in params else 0
@@ -208,14 +233,14 @@ def write_captured_gradients(captured: Captured, target: Tensor) -> None:
         target[:, :, width:].copy_(bias_gradients(captured))
 
 
-def write_weight_gradients(captured: Captured, target: Tensor) -> None:
+def write_weight_gradients(captured: Captured, target: Tensor, scratch: Scratch | None = None) -> None:
     """An affine layer's (m, k, out·in·kernel) per-example weight gradients, Σ over positions of
     g ⊗ inputs: per example one product (k·out × T)(T × in·kernel), written by the product itself
     when ``target`` is one such matrix per example (a contiguous buffer, or a slice of one along
     its first axis), else through one copy. Calls of a shared layer are summed."""
     module = captured.module
     for call, (h, g) in enumerate(zip(captured.inputs, captured.output_grads)):
-        inputs, grads = affine_terms(module, h, g, bias_row=False)
+        inputs, grads = affine_terms(module, h, g, bias_row=False, scratch=scratch)
         m, k, out, positions = grads.shape
         rows, columns = grads.reshape(m, k * out, positions), inputs.transpose(1, 2)
         matrices = _as_matrices(target, m, k * out)
@@ -246,31 +271,14 @@ def bias_gradients(captured: Captured) -> Tensor:
     return sum(affine_output_grads(captured.module, g).sum(3) for g in captured.output_grads)
 
 
-def _normalised(module: nn.Module, h: Tensor) -> tuple[Tensor, tuple[int, ...]]:
-    """The normalised input x̂ that the affine parameters multiply, and the dims they sum over."""
+def _normalised(module: nn.Module, h: Tensor) -> Tensor:
+    """The normalised input x̂ that a normalisation layer's scale multiplies."""
     if isinstance(module, nn.LayerNorm):
-        x_hat = F.layer_norm(h, module.normalized_shape, None, None, module.eps)
-        return x_hat, tuple(range(1, h.dim() - len(module.normalized_shape)))
+        return F.layer_norm(h, module.normalized_shape, None, None, module.eps)
     if isinstance(module, nn.GroupNorm):
-        x_hat = F.group_norm(h, module.num_groups, None, None, module.eps)
-    else:  # BatchNorm with running statistics (checked before)
-        x_hat = F.batch_norm(h, module.running_mean, module.running_var, None, None, False, 0.0,
-                             module.eps)
-    return x_hat, tuple(range(2, h.dim()))
-
-
-def _norm_gradients(captured: Captured) -> DenseFactor:
-    weight, bias = 0, 0
-    for h, g in zip(captured.inputs, captured.output_grads):
-        x_hat, summed = _normalised(captured.module, h)
-        summed_g = tuple(d + 1 for d in summed)  # g has the seed axis after the batch axis
-        weight = weight + _sum_over(g * x_hat.unsqueeze(1), summed_g)
-        bias = bias + _sum_over(g, summed_g)
-    return _dense(trainable(captured.module), weight=weight, bias=bias)
-
-
-def _sum_over(t: Tensor, dims: tuple[int, ...]) -> Tensor:
-    return t.sum(dims) if dims else t  # torch reads an empty dims tuple as "all dims"
+        return F.group_norm(h, module.num_groups, None, None, module.eps)
+    # BatchNorm with running statistics (checked before)
+    return F.batch_norm(h, module.running_mean, module.running_var, None, None, False, 0.0, module.eps)
 
 
 def _embedding_gradients(captured: Captured) -> DenseFactor:
@@ -304,18 +312,17 @@ def closed_form_layers(model: nn.Module, only: set[str] | None = None) -> dict[s
             and (only is None or name in only)}
 
 
-def capture(model: nn.Module, x: Tensor, seeds: Seeds,
-            only: set[str] | None = None) -> tuple[dict[str, Captured], Tensor]:
-    """Each closed-form layer's inputs and per-seed output gradients for the examples ``x``, and
-    the seeds used ((n, k, c)). Layers the forward pass never called are left out."""
+def capture(model: nn.Module, x: Tensor, seeds: Seeds, only: set[str] | None = None,
+            scratch: Scratch | None = None) -> tuple[dict[str, Captured | DenseFactor], Tensor]:
+    """Each closed-form layer's inputs and per-seed output gradients for the examples ``x`` (a
+    normalisation layer: its per-example, per-seed parameter gradients, contracted seed by seed),
+    and the seeds used ((n, k, c)). Layers the forward pass never called are left out."""
     layers = closed_form_layers(model, only)
-    records: dict[str, Captured] = {name: Captured(m, [], []) for name, m in layers.items()}
-    outputs: dict[str, list[Tensor]] = {name: [] for name in layers}
+    calls: dict[str, list[tuple[Tensor, Tensor]]] = {name: [] for name in layers}  # (kept input, output)
 
     def recorder(name):
         def hook(module, args, output):
-            records[name].inputs.append(args[0].detach().clone())
-            outputs[name].append(output)
+            calls[name].append((_kept_input(module, args[0].detach()), output))
             return output.clone()  # later in-place ops then cannot alter the recorded output
         return hook
 
@@ -327,45 +334,129 @@ def capture(model: nn.Module, x: Tensor, seeds: Seeds,
         for handle in handles:
             handle.remove()
     seed_tensor = seeds(out.detach()) if callable(seeds) else seeds
-    used = [name for name in layers if outputs[name]]
-    grads = iter(_output_gradients(out, [t for name in used for t in outputs[name]], seed_tensor))
-    for name in used:
-        records[name].output_grads.extend(next(grads) for _ in outputs[name])
-    return {name: records[name] for name in used}, seed_tensor
+    k = seed_tensor.shape[1]
+    sinks = {name: [_sink(layers[name], kept, output, k, scratch, (name, call))
+                    for call, (kept, output) in enumerate(calls[name])]
+             for name in layers if calls[name]}
+    _output_gradients(out, [sink for per_call in sinks.values() for sink in per_call], seed_tensor)
+    return {name: _result(layers[name], per_call) for name, per_call in sinks.items()}, seed_tensor
 
 
-def _output_gradients(out: Tensor, recorded: list[Tensor], seeds: Tensor) -> list[Tensor]:
-    """∂ (seeds[i, k] · out[i]) / ∂ recorded[i] for every example i and seed k, as (n, k, ...) per
-    recorded tensor (examples are independent): one plain backward pass per seed, written into
-    buffers laid out (n, k, ...) so that per-example products read them without another copy
-    (batching the seeds with vmap was slower: its convolution backward leaves the oneDNN path)."""
-    if not recorded:
-        return []
+def _kept_input(module: nn.Module, h: Tensor) -> Tensor:
+    """What the backward pass needs of a layer's input: a normalisation layer's normalised input
+    (what its scale multiplies), else the input itself."""
+    return _normalised(module, h) if _is_norm(module) else h.clone()
+
+
+class _OutputGradients:
+    """A recorded output's gradients for every seed, kept as (n, k, ...) for the products over
+    examples and positions that follow."""
+
+    def __init__(self, kept: Tensor, output: Tensor, k: int, scratch: Scratch | None, key):
+        self.kept, self.output = kept, output
+        self.grads = _empty(scratch, key, (output.shape[0], k, *output.shape[1:]), output)
+
+    def take(self, seed: int, g: Tensor | None) -> None:
+        if g is None:  # a recorded output the chosen outputs do not depend on
+            self.grads[:, seed] = 0
+        else:
+            self.grads[:, seed] = g
+
+
+class _NormGradients:
+    """A normalisation layer's (n, k, p) per-example parameter gradients (scale, then shift, as
+    registered), contracted from each seed's output gradient as it arrives: the (n, k, ...)
+    output gradients, as large as the layer's activations times k, are never stored."""
+
+    def __init__(self, module: nn.Module, output: Tensor, x_hat: Tensor, k: int):
+        self.output, self.x_hat = output, _by_parameter(module, x_hat)
+        self.params = trainable(module)
+        self.grads = output.new_zeros(output.shape[0], k, len(self.params), self.x_hat.shape[1])
+        self.module = module
+
+    def take(self, seed: int, g: Tensor | None) -> None:
+        if g is None:
+            return
+        g = _by_parameter(self.module, g)
+        for row, name in enumerate(self.params):  # Σ over positions: of g x̂ (scale), of g (shift)
+            self.grads[:, seed, row] = torch.linalg.vecdot(g, self.x_hat) if name == "weight" else g.sum(2)
+
+
+def _by_parameter(module: nn.Module, t: Tensor) -> Tensor:
+    """(m, p, positions): a normalisation layer's input or output gradient by the parameter that
+    scales each entry, and the positions that parameter is shared over."""
+    if isinstance(module, nn.LayerNorm):
+        return t.reshape(t.shape[0], -1, math.prod(module.normalized_shape)).transpose(1, 2)
+    return t.reshape(t.shape[0], t.shape[1], -1)
+
+
+def _sink(module, kept, output, k, scratch, key):
+    if _is_norm(module):
+        return _NormGradients(module, output, kept, k)
+    return _OutputGradients(kept, output, k, scratch, key)
+
+
+def _result(module: nn.Module, sinks: list) -> Captured | DenseFactor:
+    if _is_norm(module):  # the calls of a shared layer summed
+        return DenseFactor(sum(sink.grads for sink in sinks).flatten(2))
+    return Captured(module, [sink.kept for sink in sinks], [sink.grads for sink in sinks])
+
+
+def _output_gradients(out: Tensor, sinks: list, seeds: Tensor) -> None:
+    """∂ (seeds[i, k] · out[i]) / ∂ (each recorded output)[i] for every example i and seed k
+    (examples are independent), handed to each recorded output's sink seed by seed: one plain
+    backward pass per seed (batching the seeds with vmap was slower: its convolution backward
+    leaves the oneDNN path)."""
+    if not sinks:
+        return
+    recorded = [sink.output for sink in sinks]
     k = seeds.shape[1]
-    buffers = [t.new_empty(t.shape[0], k, *t.shape[1:]) for t in recorded]
     for seed in range(k):
         grads = torch.autograd.grad(out, recorded, grad_outputs=seeds[:, seed], allow_unused=True,
                                     retain_graph=seed < k - 1)
-        for buffer, g in zip(buffers, grads):
-            if g is None:  # a recorded output the chosen outputs do not depend on
-                buffer[:, seed] = 0
-            else:
-                buffer[:, seed] = g
-    return buffers
+        for sink, g in zip(sinks, grads):
+            sink.take(seed, g)
+
+
+def auto_chunk_size(model: nn.Module, x: Tensor, n_seeds: int, memory_bytes: int) -> int:
+    """Examples per capture (forward and batched backward pass) so that it fits in ``memory_bytes``.
+
+    An estimate: per example, the activations of every module are held once for the forward
+    pass and once per seed for the backward passes, and the layer factors (inputs,
+    unfolded patches, output gradients) are of the same order; a factor 2 covers the latter.
+    """
+    sizes = []
+
+    def record(module, args, output):
+        if isinstance(output, Tensor):
+            sizes.append(output.nbytes)
+
+    handles = [m.register_forward_hook(record) for m in model.modules() if not list(m.children())]
+    try:
+        with torch.no_grad():
+            model(x[:1])
+    finally:
+        for handle in handles:
+            handle.remove()
+    per_example = 2 * (n_seeds + 1) * max(sum(sizes), x[:1].nbytes)
+    return int(max(1, min(len(x), memory_bytes // per_example)))
 
 
 def layer_captures(model: nn.Module, x: Tensor, seeds: Seeds, only: set[str] | None = None,
-                   outputs: list[int] | None = None) -> dict[str, Captured | DenseFactor]:
+                   outputs: list[int] | None = None,
+                   scratch: Scratch | None = None) -> dict[str, Captured | DenseFactor]:
     """What every layer that owns trainable parameters (or every layer named in ``only``) gives
     for the examples ``x`` and the seeds, keyed by module name ("" is the root module): its
-    capture, or for the layers no closed form covers their gradients from torch.func.
-    ``outputs``: when the seeds are one-hot on these output indices, the torch.func route
-    differentiates only those outputs."""
-    captured, seed_tensor = capture(model, x, seeds, only)
+    capture, or its gradients (normalisation layers, and the layers no closed form covers, from
+    torch.func). ``outputs``: when the seeds are one-hot on these output indices, the torch.func
+    route differentiates only those outputs. ``scratch``: memory reused across the calls of a
+    chunked computation; the captures are then valid until the next call."""
+    captured, seed_tensor = capture(model, x, seeds, only, scratch)
     layers: dict[str, Captured | DenseFactor] = dict(captured)
     # Layers a forward pass never called as modules (e.g. weights used through F.* calls inside
     # another module) and every other parameterised module: torch.func, exactly.
-    covered = {id(p) for c in captured.values() for p in trainable(c.module).values()}
+    modules = dict(model.named_modules())
+    covered = {id(p) for name in captured for p in trainable(modules[name]).values()}
     rest = {name: m for name, m in model.named_modules()
             if any(id(p) not in covered for p in trainable(m).values())
             and (only is None or name in only)}

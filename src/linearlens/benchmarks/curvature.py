@@ -17,7 +17,7 @@ from ..curvature import fisher
 from ..models.cnn import small_cnn
 from ..models.resnet import resnet
 from ..train.runtime import choose_device, dtype_from_name, seed_everything, set_threads
-from .isolation import run_isolated, timed
+from .isolation import fastest_run, run_isolated
 
 # name -> (constructor, input shape): no BatchNorm, since neither peer gives it a KFAC block.
 CURVATURE_MODELS = {
@@ -87,14 +87,14 @@ def curvature_case(case: dict) -> dict:
     if operation == "kfac_mv":
         matrix = build(model, x, y, operation)
         _product(method, matrix, model, v)  # curvlinops computes its factors at the first product
-        product, stats = timed(lambda: _product(method, matrix, model, v), device)
+        product, stats = fastest_run(lambda: _product(method, matrix, model, v), device, case["repeats"])
     else:
         def build_fully():
             built = build(model, x, y, operation)
             if method == "curvlinops":
                 built @ v  # its factors (and EKFAC's corrections) are computed lazily
             return built
-        matrix, stats = timed(build_fully, device)
+        matrix, stats = fastest_run(build_fully, device, case["repeats"])
         product = _product(method, matrix, model, v) if operation != "diag" else \
             (matrix.diag() if method == "linearlens" else matrix.get_diag()) * v
     return {**stats, "check": float(product.double().norm())}
@@ -113,7 +113,8 @@ def run_curvature_benchmark(settings: dict, device: str, threads: int, log) -> p
     for model, n, operation, method in itertools.product(
             settings["models"], sorted(settings["n"]), settings["operations"], settings["methods"]):
         case = {"model": model, "n": n, "operation": operation, "method": method, "device": device,
-                "dtype": settings["dtype"], "threads": threads, "seed": 0}
+                "dtype": settings["dtype"], "threads": threads, "seed": 0,
+                "repeats": settings.get("repeats", 1)}
         result = {"status": _unavailable(method, operation)} if _unavailable(method, operation) \
             else run_isolated(curvature_case, case, settings["timeout_s"])
         log.info("curvature %s n=%d %s %s: %s", model, n, operation, method, result)

@@ -46,6 +46,18 @@ def fastest_block(compute: Callable[[], object], device: torch.device, repeats: 
     return {**fastest, "median_seconds": float(np.median([block["seconds"] for block in blocks]))}
 
 
+def fastest_run(compute: Callable[[], object], device: torch.device, repeats: int,
+                keep: Callable[[object], object] = lambda result: result) -> tuple[object, dict]:
+    """``keep`` of the first run's result (taken before the next run starts, so a large result
+    need not be held), that run's ``timed`` numbers (its memory: the high-water mark already holds
+    it when the others start), and the least disturbed run's seconds out of ``repeats``."""
+    result, first = timed(compute, device)
+    kept = keep(result)
+    del result
+    seconds = min([first["seconds"]] + [timed(compute, device)[1]["seconds"] for _ in range(repeats - 1)])
+    return kept, {**first, "seconds": seconds}
+
+
 def _child(case_fn, case, queue):
     try:
         queue.put({"status": "ok", **case_fn(case)})

@@ -20,7 +20,9 @@ from torch.func import functional_call, jvp, vjp
 from ..capture import (
     Captured,
     DenseFactor,
+    Scratch,
     affine_terms,
+    auto_chunk_size,
     captured_factor,
     check_independent_examples,
     flat_outputs,
@@ -43,23 +45,27 @@ from .representations import (
 from .sources import FisherSource
 
 REPRESENTATIONS = ("dense", "diag", "block_diag", "quasi_diag", "kfac", "ekfac", "low_rank", "implicit")
-CHUNK_SIZE = 64
+# Examples per pass, by default: as many as fit here (larger passes fault in more fresh memory
+# than they save in per-pass overhead on a ResNet; a small network takes all examples at once).
+PASS_MEMORY_BYTES = 2**31
 
 
 @full_float32()
 def fisher(model: nn.Module, x: Tensor, labels: Tensor | None = None, *, representation: str,
            likelihood: str = "categorical", variant: str = "exact", samples: int = 1,
-           seed: int = 0, chunk_size: int = CHUNK_SIZE) -> CurvatureMatrix:
+           seed: int = 0, chunk_size: int | None = None) -> CurvatureMatrix:
     """The Fisher matrix of ``model`` on the examples ``x`` (normalised by their number) in one of
-    ``REPRESENTATIONS``; likelihood, variant, samples and seed as in ``FisherSource``."""
+    ``REPRESENTATIONS``; likelihood, variant, samples and seed as in ``FisherSource``; examples
+    taken ``chunk_size`` at a time (by default as many as ``PASS_MEMORY_BYTES`` holds)."""
     return build(FisherSource(model, x, labels, likelihood, variant, samples, seed),
                  representation, chunk_size)
 
 
-def build(source: FisherSource, representation: str, chunk_size: int = CHUNK_SIZE) -> CurvatureMatrix:
+def build(source: FisherSource, representation: str, chunk_size: int | None = None) -> CurvatureMatrix:
     if representation not in REPRESENTATIONS:
         raise ValueError(f"representation must be one of {REPRESENTATIONS}, got {representation!r}")
     check_independent_examples(source.model)
+    chunk_size = chunk_size or default_chunk_size(source)
     layout = ParameterLayout(source.model)
     if representation == "implicit":
         return Implicit(source, layout, chunk_size)
@@ -78,9 +84,14 @@ def build(source: FisherSource, representation: str, chunk_size: int = CHUNK_SIZ
     return matrix
 
 
-def refit_kfe_diagonal(matrix: BlockDiagonal, source: FisherSource, chunk_size: int = CHUNK_SIZE) -> None:
+def default_chunk_size(source: FisherSource) -> int:
+    return auto_chunk_size(source.model, source.x, source.seeds_per_example(), PASS_MEMORY_BYTES)
+
+
+def refit_kfe_diagonal(matrix: BlockDiagonal, source: FisherSource, chunk_size: int | None = None) -> None:
     """EKFAC's s* re-estimated in place on ``source``'s examples, in each block's current KFE (the
     eigenbasis stays; the other layers' dense blocks are left as they are)."""
+    chunk_size = chunk_size or default_chunk_size(source)
     kfe = {name: block for name, block in matrix.blocks.items() if isinstance(block, EigenKronecker)}
     sums = _one_pass(source, matrix.layout, chunk_size,
                      lambda layer, structured: _KfeDiagonalSums(kfe[layer.name]) if layer.name in kfe else None)
@@ -103,8 +114,9 @@ def _one_pass(source, layout, chunk_size, sums_for) -> dict[str, CurvatureMatrix
     picks the accumulator (None: leave the layer out); ``structured`` is whether the layer's
     capture has its affine terms (an affine layer differentiated by torch.func has not)."""
     sums: dict[str, _Sums | None] = {}
+    scratch = Scratch()  # each chunk's captures are summed before the next chunk is captured
     for x, seeds in source.chunks(chunk_size):
-        for name, item in layer_captures(source.model, x, seeds).items():
+        for name, item in layer_captures(source.model, x, seeds, scratch=scratch).items():
             layer = layout.layer(name)
             if name not in sums:
                 sums[name] = sums_for(layer, layer.affine and isinstance(item, Captured))

@@ -66,6 +66,15 @@ class FisherSource:
     def n(self) -> int:
         return len(self.x)
 
+    def seeds_per_example(self) -> int:
+        """k: the gradients per example whose outer products F sums."""
+        if self.variant == "mc":
+            return self.samples
+        if self.variant == "empirical":
+            return 1
+        with torch.no_grad():  # exact: one per output
+            return self.model(self.x[:1]).reshape(1, -1).shape[1]
+
     def chunks(self, size: int) -> Iterator[tuple[Tensor, Callable[[Tensor], Tensor]]]:
         """(examples, seeds as a function of their detached (m, c) outputs), ``size`` at a time."""
         for start in range(0, self.n, size):
