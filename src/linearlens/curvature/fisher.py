@@ -79,7 +79,7 @@ def build(source: FisherSource, representation: str, chunk_size: int | None = No
         return Diagonal(torch.cat([blocks[layer.name].diag() for layer in layout.layers]))
     matrix = BlockDiagonal(layout, blocks)
     if representation == "ekfac":
-        matrix = BlockDiagonal(layout, {name: _eigenbasis(block) for name, block in blocks.items()})
+        matrix = in_eigenbasis(matrix)
         refit_kfe_diagonal(matrix, source, chunk_size)
     return matrix
 
@@ -99,8 +99,13 @@ def refit_kfe_diagonal(matrix: BlockDiagonal, source: FisherSource, chunk_size: 
         kfe[name].scales = block.scales
 
 
+def in_eigenbasis(matrix: BlockDiagonal) -> BlockDiagonal:
+    """KFAC's blocks in their eigenbasis (s* = s_B ⊗ s_A until refitted: the same matrix); other
+    blocks unchanged."""
+    return BlockDiagonal(matrix.layout, {name: _eigenbasis(block) for name, block in matrix.blocks.items()})
+
+
 def _eigenbasis(block: CurvatureMatrix) -> CurvatureMatrix:
-    """KFAC's block in its eigenbasis (s* = s_B ⊗ s_A until refitted); other blocks unchanged."""
     if not isinstance(block, Kronecker):
         return block
     sa, ua, sb, ub = block.eigen
