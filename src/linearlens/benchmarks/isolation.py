@@ -38,24 +38,23 @@ def timed(compute: Callable[[], object], device: torch.device) -> tuple[object, 
     return result, {"seconds": seconds, "peak_memory_mb": peak}
 
 
-def fastest_block(compute: Callable[[], object], device: torch.device, repeats: int) -> dict:
-    """``timed`` over ``repeats`` runs of ``compute``: the least disturbed one (on a shared machine
-    the others include time lent to other work), with the median seconds beside it."""
-    blocks = [timed(compute, device)[1] for _ in range(repeats)]
-    fastest = min(blocks, key=lambda block: block["seconds"])
-    return {**fastest, "median_seconds": float(np.median([block["seconds"] for block in blocks]))}
-
-
 def fastest_run(compute: Callable[[], object], device: torch.device, repeats: int,
                 keep: Callable[[object], object] = lambda result: result) -> tuple[object, dict]:
-    """``keep`` of the first run's result (taken before the next run starts, so a large result
-    need not be held), that run's ``timed`` numbers (its memory: the high-water mark already holds
-    it when the others start), and the least disturbed run's seconds out of ``repeats``."""
+    """``timed`` over ``repeats`` runs of ``compute``: ``keep`` of the first run's result (taken
+    before the next run starts, so a large result need not be held), the least disturbed run's
+    seconds (on a shared machine the others include time lent to other work) with the median
+    beside it, and the first run's memory (the high-water mark already holds it when the others
+    start)."""
     result, first = timed(compute, device)
     kept = keep(result)
     del result
-    seconds = min([first["seconds"]] + [timed(compute, device)[1]["seconds"] for _ in range(repeats - 1)])
-    return kept, {**first, "seconds": seconds}
+    seconds = [first["seconds"]] + [timed(compute, device)[1]["seconds"] for _ in range(repeats - 1)]
+    return kept, {**first, "seconds": min(seconds), "median_seconds": float(np.median(seconds))}
+
+
+def fastest_block(compute: Callable[[], object], device: torch.device, repeats: int) -> dict:
+    """``fastest_run``'s numbers alone."""
+    return fastest_run(compute, device, repeats, keep=lambda result: None)[1]
 
 
 def _child(case_fn, case, queue):

@@ -76,11 +76,9 @@ class KroneckerFactoredOptimizer(Optimizer):
         self.step_seconds.append(time.perf_counter() - start)
 
     def _recomputed(self, source: FisherSource) -> BlockDiagonal:
-        if self.method == "kfac":
-            return build(source, "kfac")
-        if self.method == "ekfac":
-            return build(source, "ekfac")
-        return in_eigenbasis(build(source, "kfac"))
+        if self.method == "ekfac_ra":  # KFAC in its eigenbasis: s* starts at S_B ⊗ S_A
+            return in_eigenbasis(build(source, "kfac"))
+        return build(source, self.method)
 
     def _average_in(self, gradient: Tensor, batch_size: int) -> None:
         """EKFAC-ra's s* ← α s* + (1 − α) m (the mean gradient in the KFE)²."""
