@@ -56,6 +56,33 @@ def test_step_is_the_damped_inverse_formed_densely(method):
     assert torch.allclose(change, expected, rtol=1e-9, atol=1e-12)
 
 
+def test_factor_damping_is_that_of_the_damped_factors():
+    """App. A.4: KFAC with ε + √ε (S_A ⊗ 1 + 1 ⊗ S_B) in the KFE steps by ((A + √ε I) ⊗ (B + √ε I))⁻¹ g,
+    formed densely per layer; EKFAC adds the same to s*."""
+    model = conv_net()
+    (x, y), = batches(1)
+    kfac = fisher(model, x, y, representation="kfac", variant="empirical")
+    ekfac = fisher(model, x, y, representation="ekfac", variant="empirical")
+    g = gradient(model, x, y)
+    root = DAMPING ** 0.5
+    expected = {"kfac": [], "ekfac": []}
+    for layer in ParameterLayout(model).layers:
+        block = kfac.blocks[layer.name]
+        eye_a, eye_b = torch.eye(len(block.a)), torch.eye(len(block.b))
+        damped = block.form.permuted(torch.kron(block.b + root * eye_b, block.a + root * eye_a))
+        expected["kfac"].append(torch.linalg.solve(damped, g[layer.span]))
+        sa, ua, sb, ub = block.eigen
+        eigen = ekfac.blocks[layer.name]
+        shift = DAMPING + root * (sb[:, None] + sa[None, :])
+        rows = torch.kron(ub, ua)[block.form.order]  # Q in the flat order, rows only
+        matrix = rows @ torch.diag((eigen.scales + shift).reshape(-1)) @ rows.T
+        expected["ekfac"].append(torch.linalg.solve(matrix, g[layer.span]))
+    for method in ("kfac", "ekfac"):
+        fresh = conv_net()
+        change = step(fresh, KroneckerFactoredOptimizer(fresh, LR, DAMPING, method, damping_mode="factors"), x, y)
+        assert torch.allclose(change, -LR * torch.cat(expected[method]), rtol=1e-9, atol=1e-12), method
+
+
 def test_ekfac_with_kfac_eigenvalues_steps_as_kfac():
     """s* = S_B ⊗ S_A, kept (α = 1), recomputed every step: the same matrix as KFAC's."""
     first, second = conv_net(), conv_net()

@@ -10,7 +10,7 @@ import re
 
 from ..analysis.george_thesis.ch2 import GAUSSIANS_PATH
 from ..analysis.george_thesis.ch3 import fisher_quality_paths, ntk_pair_paths
-from ..analysis.george_thesis.ch4 import mlp_classifier_paths
+from ..analysis.george_thesis.ch4 import frequency_paths, mlp_classifier_paths, search_paths, spectrum_path
 from ..analysis.george_thesis.ch5 import (
     closed_forms_path,
     difficulty_claim_inputs,
@@ -100,6 +100,17 @@ def mlp_classifier_runs(spec: dict) -> dict[str, list[str]]:
 
 def mlp_classifier_inputs(spec: dict) -> dict[str, list[str]]:
     return {**mlp_classifier_runs(spec), "provenance": [f"results/data/{spec['dataset']}.json"]}
+
+
+# --- Chapter 4: the training groups (Figs 4.3-4.6, A.1-A.5) --------------------------------------
+
+def autoencoder_runs(spec: dict) -> dict[str, list[str]]:
+    return {"runs": search_paths(spec, "autoencoder"), "frequency": frequency_paths(spec, "autoencoder"),
+            "spectrum": [spectrum_path("autoencoder")] if spec.get("spectrum") else []}
+
+
+def autoencoder_inputs(spec: dict) -> dict[str, list[str]]:
+    return {**autoencoder_runs(spec), "provenance": [f"results/data/{spec['dataset']}.json"]}
 
 
 # --- Chapter 5: the runs of each figure group --------------------------------------------------
@@ -355,10 +366,18 @@ ENTRIES = [
                  "layer's parameters, in the parameter basis and in the Kronecker-factored eigenbasis (KFE); "
                  "(right) relative Frobenius error of amortised KFAC and of EKFAC against the exact empirical "
                  "Fisher over training."),
-    data_figure("fig_4_3", "MNIST deep auto-encoder: training loss per epoch and per second, validation, "
-                "sensitivity to η and ε", "Chapter 4", EKFAC_TRAINING),
-    data_figure("fig_4_4", "Auto-encoder: recomputation frequency of KFAC/EKFAC, and spectrum distance to the "
-                "empirical Fisher", "Chapter 4", EKFAC_TRAINING),
+    group_figure("fig_4_3", "MNIST deep auto-encoder: training loss per epoch and per second, validation, "
+                 "sensitivity to η and ε", "Chapter 4", "autoencoder", autoencoder_inputs,
+                 caption="Fig 4.3: deep auto-encoder trained by EKFAC, EKFAC-ra, KFAC (amortised), SGD + BN and Adam + "
+                 "BN; (a) training loss per epoch and (b) per second of training, the per-epoch best run of each "
+                 "optimiser's search; (c) validation loss of the run with the best overall validation loss; "
+                 "(d) final training loss over the searched (η, ε)."),
+    group_figure("fig_4_4", "Auto-encoder: recomputation frequency of KFAC/EKFAC, and spectrum distance to the "
+                 "empirical Fisher", "Chapter 4", "autoencoder", autoencoder_inputs,
+                 caption="Fig 4.4: (a) training loss per epoch and (b) per second of KFAC and EKFAC recomputing their "
+                 "factors or eigenbasis at several frequencies, at the hyper-parameters their search selected; (c) ℓ2 "
+                 "distance between the eigenvalues of one layer's empirical Fisher and those of KFAC, EKFAC and "
+                 "EKFAC-ra in a KFE computed once at the start."),
     data_figure("fig_4_5", "VGG11 on CIFAR-10: EKFAC, EKFAC-ra, KFAC, SGD; loss per epoch and per second, "
                 "validation error", "Chapter 4", EKFAC_TRAINING),
     data_figure("fig_4_6", "ResNet34 without BatchNorm on CIFAR-10: EKFAC-ra, KFAC, SGD+BN; loss per epoch and "
@@ -444,6 +463,7 @@ CLAIM_SETS = [
     group_claims("fisher_quality_claims", "showcase", lambda spec: {"runs": fisher_quality_paths(spec)}, "ch3"),
     group_claims("ntk_pair_claims", "showcase", lambda spec: {"runs": ntk_pair_paths(spec)}, "ch3"),
     group_claims("kfe_tracking_claims", "mlp_classifier", mlp_classifier_runs, "ch4"),
+    group_claims("autoencoder_claims", "autoencoder", autoencoder_runs, "ch4"),
     group_claims("toy_claims", "toy", toy_inputs, "ch5"),
     group_claims("analytic_claims", "analytic", analytic_claim_inputs, "ch5"),
     group_claims("difficulty_claims", "difficulty", difficulty_claim_inputs, "ch5"),

@@ -7,11 +7,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import pandas as pd
+
 from ...analysis.george_thesis.ch4 import (
+    OPTIMISER_LABELS,
+    best_validation_runs,
+    common_time,
+    envelope,
+    envelope_wins,
     error_summary,
+    final_by_setting,
+    loss_by_time,
     mean_off_diagonal,
     read_correlations,
     read_errors,
+    read_runs,
+    relative_distances,
+    run_name,
+    selected_run,
     theorem_margins,
 )
 from ...manifests.jobs import ClaimsJob
@@ -74,4 +87,121 @@ def kfe_tracking_claims(job: ClaimsJob) -> list[ClaimCheck]:
                    "minus the recompute step): EKFAC < KFAC",
                    f"EKFAC {ekfac['drift']:+.4f}, KFAC {kfac['drift']:+.4f}",
                    bool(ekfac["drift"] < kfac["drift"])),
+    ]
+
+
+# --- Figs 4.3-4.4: the auto-encoder ---
+
+
+@dataclass(frozen=True)
+class AutoencoderThresholds:
+    """Spec §3 H5-H6. Orderings of per-epoch envelopes hold at ``epoch_share`` of the epochs after the first
+    (the curves start together); "similar validation" is a best validation loss within ``validation_ratio``
+    of KFAC's; KFAC's spectrum distance "grows" by ``kfac_growth`` from its first tracked value, and EKFAC's
+    "stays small": its time-averaged relative distance below KFAC's. Wall-clock orderings are asserted only
+    where ``timings_meaningful`` (a GPU at paper scale; T-EK-9)."""
+
+    epoch_share: float = 0.8
+    validation_ratio: float = 1.1
+    kfac_growth: float = 10.0
+    timings_meaningful: bool = True
+
+
+AUTOENCODER_THRESHOLDS = {"quick": AutoencoderThresholds(timings_meaningful=False),
+                          "paper": AutoencoderThresholds()}
+EKFAC_VARIANTS = ("ekfac", "ekfac_ra")
+
+
+def autoencoder_claims(job: ClaimsJob) -> list[ClaimCheck]:
+    """H5 (EKFAC and EKFAC-ra below KFAC and the baselines per epoch; EKFAC-ra faster in wall-clock; similar
+    validation) and H6 (amortised EKFAC degrades less than amortised KFAC; KFAC's spectrum drifts from G's,
+    EKFAC's stays close) on the auto-encoder's runs."""
+    limits = AUTOENCODER_THRESHOLDS[job.params["thresholds"]]
+    spec = job.params["spec"]
+    frame = read_runs(job.inputs["runs"]).dropna(subset=["train_loss"])
+    return [*_per_epoch_checks(frame, limits), _wall_clock_check(frame, limits), _validation_check(frame, limits),
+            *_amortisation_checks(job, spec, frame), *_spectrum_checks(job, limits)]
+
+
+def _per_epoch_checks(frame: pd.DataFrame, limits: AutoencoderThresholds) -> list[ClaimCheck]:
+    envelopes = envelope(frame[frame["epoch"] >= 1])
+    others = [o for o in envelopes["optimiser"].unique() if o not in EKFAC_VARIANTS]
+    checks = []
+    for method in EKFAC_VARIANTS:
+        wins = {other: envelope_wins(envelopes, method, other) for other in others}
+        measured = ", ".join(f"{OPTIMISER_LABELS[o]} {won}/{total}" for o, (won, total) in wins.items())
+        finals = envelopes[envelopes["epoch"] == envelopes["epoch"].max()].set_index("optimiser")["train_loss"]
+        checks.append(ClaimCheck(
+            "H5", "fig_4_3", f"{OPTIMISER_LABELS[method]} minimises the training loss faster per epoch than KFAC and "
+            "the baselines (Fig 4.3a)",
+            f"per-epoch envelope (best run at each epoch) below every other optimiser's at ≥ {limits.epoch_share:.0%} "
+            f"of epochs 1 to the last",
+            f"epochs below: {measured}; final envelope losses "
+            + ", ".join(f"{OPTIMISER_LABELS[o]} {v:.4g}" for o, v in finals.sort_values().items()),
+            all(won >= limits.epoch_share * total for won, total in wins.values())))
+    return checks
+
+
+def _wall_clock_check(frame: pd.DataFrame, limits: AutoencoderThresholds) -> ClaimCheck:
+    envelopes = envelope(frame)
+    seconds = common_time(envelopes)
+    reached = loss_by_time(envelopes, seconds).sort_values()
+    measured = (f"lowest envelope loss within {seconds:.3g} s (the time every optimiser's runs cover): "
+                + ", ".join(f"{OPTIMISER_LABELS[o]} {v:.4g}" for o, v in reached.items()))
+    return ClaimCheck("H5", "fig_4_3", "EKFAC-ra's cheap tracking of s* makes it faster in wall-clock time (Fig 4.3b)",
+                      "EKFAC-ra's envelope the lowest at the longest training time all optimisers reach"
+                      + ("" if limits.timings_meaningful else "; not asserted at this scale: CPU timings (T-EK-9)"),
+                      measured, bool(reached.index[0] == "ekfac_ra") if limits.timings_meaningful else None)
+
+
+def _validation_check(frame: pd.DataFrame, limits: AutoencoderThresholds) -> ClaimCheck:
+    best = best_validation_runs(frame).groupby("optimiser")["val_loss"].min()
+    ratios = {method: best[method] / best["kfac"] for method in EKFAC_VARIANTS}
+    return ClaimCheck("H5", "fig_4_3", "EKFAC and EKFAC-ra keep a validation performance similar to KFAC's (Fig 4.3c)",
+                      f"best overall validation loss within ×{limits.validation_ratio:g} of KFAC's, either way",
+                      ", ".join(f"{OPTIMISER_LABELS[m]} / KFAC {r:.3f}" for m, r in ratios.items())
+                      + f" (KFAC {best['kfac']:.4g})",
+                      all(1 / limits.validation_ratio <= r <= limits.validation_ratio for r in ratios.values()))
+
+
+def _amortisation_checks(job: ClaimsJob, spec: dict, search: pd.DataFrame) -> list[ClaimCheck]:
+    """Final training loss of the selected KFAC and EKFAC at each amortised frequency both have."""
+    curves = [read_runs(job.inputs["frequency"])] if job.inputs["frequency"] else []
+    for optimiser in spec.get("frequencies", {}):
+        curves.append(search[search["run"] == run_name(selected_run(search, spec, optimiser))])
+    finals = final_by_setting(pd.concat(curves))
+    frequencies = {method: {f for o, f in finals.index if o == method} for method in ("kfac", "ekfac")}
+    shared = sorted((frequencies["kfac"] & frequencies["ekfac"]) - {1})
+    if not shared:
+        return [ClaimCheck("H6", "fig_4_4", "amortised EKFAC preserves its optimisation performance better than "
+                           "amortised KFAC (Fig 4.4a)", "needs KFAC and EKFAC at a shared amortised frequency",
+                           "no shared frequency configured", None)]
+    strong = finals.get(("kfac", 1))
+    measured = "; ".join(f"freq {f:g}: EKFAC {finals[('ekfac', f)]:.4g}, KFAC {finals[('kfac', f)]:.4g}" for f in shared)
+    return [ClaimCheck("H6", "fig_4_4", "amortised EKFAC preserves its optimisation performance better than "
+                       "amortised KFAC (Fig 4.4a)",
+                       "final training loss of the selected EKFAC below the selected KFAC's at every amortised "
+                       "frequency both ran",
+                       measured + ("" if strong is None else f"; KFAC freq 1 (strong baseline) {strong:.4g}"),
+                       all(finals[("ekfac", f)] < finals[("kfac", f)] for f in shared))]
+
+
+def _spectrum_checks(job: ClaimsJob, limits: AutoencoderThresholds) -> list[ClaimCheck]:
+    if not job.inputs["spectrum"]:
+        return []
+    tracked = pd.read_csv(job.inputs["spectrum"][0])
+    relative = relative_distances(tracked)
+    absolute = tracked.dropna(subset=["kfac_distance"])["kfac_distance"]
+    growth = absolute.iloc[-1] / absolute.iloc[0]
+    averages = relative.mean()
+    return [
+        ClaimCheck("H6", "fig_4_4", "the spectrum of G_KFAC quickly diverges from that of G (Fig 4.4c)",
+                   f"KFAC's ℓ2 distance at the last tracked step ≥ {limits.kfac_growth:g}× its first",
+                   f"×{growth:.3g} ({absolute.iloc[0]:.3g} → {absolute.iloc[-1]:.3g})",
+                   bool(growth >= limits.kfac_growth)),
+        ClaimCheck("H6", "fig_4_4", "EKFAC and EKFAC-ra's frequent re-estimation of s* keeps their spectra much closer "
+                   "to G's (Fig 4.4c)",
+                   "distance over ‖λ(G)‖ averaged over the tracked steps: EKFAC and EKFAC-ra each below KFAC",
+                   ", ".join(f"{OPTIMISER_LABELS[m]} {averages[m]:.3f}" for m in ("ekfac", "ekfac_ra", "kfac")),
+                   bool(averages["ekfac"] < averages["kfac"] and averages["ekfac_ra"] < averages["kfac"])),
     ]
