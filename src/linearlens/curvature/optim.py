@@ -14,8 +14,10 @@ per block (``CurvatureMatrix.solve``):
   s* ← α s* + (1 − α) m (U_Bᵀ ∇W̃ U_A)², reset to S_B ⊗ S_A (KFAC's own eigenvalues) at every
   recompute (EKFAC-pytorch's ``ra``, α = 0.75).
 
-Layers that KFAC does not cover keep an exact dense block. BatchNorm is refused: the thesis trains
-these optimisers without it, and its batch statistics couple the examples.
+``conv_factors`` picks a convolution's input factor, KFC's (the default) or SUA's (``fisher``'s
+docstring), for all three methods. Layers that KFAC does not cover keep an exact dense block.
+BatchNorm is refused: the thesis trains these optimisers without it, and its batch statistics
+couple the examples.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import torch
 from torch import Tensor, nn
 from torch.optim import Optimizer
 
-from .fisher import build, in_eigenbasis, refit_kfe_diagonal
+from .fisher import CONV_FACTORS, build, in_eigenbasis, refit_kfe_diagonal
 from .layout import ParameterLayout
 from .representations import BlockDiagonal, EigenKronecker
 from .sources import FisherSource
@@ -39,9 +41,12 @@ class KroneckerFactoredOptimizer(Optimizer):
     the minibatch (x, y). ``step_seconds`` records each step's wall time (curvature included)."""
 
     def __init__(self, model: nn.Module, lr: float, damping: float, method: str = "kfac",
-                 freq: int = 1, alpha: float = 0.75, likelihood: str = "categorical"):
+                 freq: int = 1, alpha: float = 0.75, likelihood: str = "categorical",
+                 conv_factors: str = "kfc"):
         if method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+        if conv_factors not in CONV_FACTORS:
+            raise ValueError(f"conv_factors must be one of {CONV_FACTORS}, got {conv_factors!r}")
         if freq < 1 or not 0 <= alpha <= 1 or lr <= 0 or damping <= 0:
             raise ValueError(f"need freq ≥ 1, 0 ≤ alpha ≤ 1, lr > 0 and damping > 0; got freq={freq}, "
                              f"alpha={alpha}, lr={lr}, damping={damping}")
@@ -51,6 +56,7 @@ class KroneckerFactoredOptimizer(Optimizer):
                                  "trains KFAC and EKFAC without them, and batch statistics couple the "
                                  "examples whose gradients the curvature is built from")
         self.model, self.method, self.freq, self.alpha, self.likelihood = model, method, freq, alpha, likelihood
+        self.conv_factors = conv_factors
         self.layout = ParameterLayout(model)
         super().__init__(list(self.layout.parameters().values()), {"lr": lr, "damping": damping})
         self.matrix: BlockDiagonal | None = None
@@ -77,13 +83,13 @@ class KroneckerFactoredOptimizer(Optimizer):
 
     def _recomputed(self, source: FisherSource) -> BlockDiagonal:
         if self.method == "ekfac_ra":  # KFAC in its eigenbasis: s* starts at S_B ⊗ S_A
-            return in_eigenbasis(build(source, "kfac"))
-        return build(source, self.method)
+            return in_eigenbasis(build(source, "kfac", conv_factors=self.conv_factors))
+        return build(source, self.method, conv_factors=self.conv_factors)
 
     def _average_in(self, gradient: Tensor, batch_size: int) -> None:
         """EKFAC-ra's s* ← α s* + (1 − α) m (the mean gradient in the KFE)²."""
         for layer in self.layout.layers:
             block = self.matrix.blocks[layer.name]
             if isinstance(block, EigenKronecker):
-                rotated = block.ub.T @ block.form.matrix(gradient[layer.span]) @ block.ua
+                rotated = block.to_kfe(block.form.matrix(gradient[layer.span]))
                 block.scales = self.alpha * block.scales + (1 - self.alpha) * batch_size * rotated.square()
