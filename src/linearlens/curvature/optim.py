@@ -15,11 +15,14 @@ per block (``CurvatureMatrix.solve``):
   recompute (EKFAC-pytorch's ``ra``, α = 0.75).
 
 The damping is added in the KFE, to each eigenvalue: ``damping_mode="kfe"`` adds ε (Algorithm 1,
-EKFAC-pytorch), ``"factors"`` adds ε + √ε (S_A ⊗ 1 + 1 ⊗ S_B) (App. A.4, "for deep networks": the
-eigenvalues of (A + √ε I) ⊗ (B + √ε I) less those of A ⊗ B, from the factors of the last recompute).
+EKFAC-pytorch's EKFAC), ``"factors"`` adds ε + √ε (S_A ⊗ 1 + 1 ⊗ S_B) (App. A.4, "for deep networks",
+and EKFAC-pytorch's KFAC: the eigenvalues of (A + √ε I) ⊗ (B + √ε I) less those of A ⊗ B, from the
+factors of the last recompute).
 
-Layers that KFAC does not cover keep an exact dense block. BatchNorm is refused: the thesis trains
-these optimisers without it, and its batch statistics couple the examples.
+``conv_factors`` picks a convolution's input factor, KFC's (the default) or SUA's (``fisher``'s
+docstring), for all three methods. Layers that KFAC does not cover keep an exact dense block.
+BatchNorm is refused: the thesis trains these optimisers without it, and its batch statistics
+couple the examples.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ import torch
 from torch import Tensor, nn
 from torch.optim import Optimizer
 
-from .fisher import build, in_eigenbasis, refit_kfe_diagonal
+from .fisher import CONV_FACTORS, build, in_eigenbasis, refit_kfe_diagonal
 from .layout import ParameterLayout
 from .representations import BlockDiagonal, EigenKronecker, Kronecker
 from .sources import FisherSource
@@ -46,9 +49,12 @@ class KroneckerFactoredOptimizer(Optimizer):
     steps_on_batch = True  # a training loop passes the minibatch to ``step``
 
     def __init__(self, model: nn.Module, lr: float, damping: float, method: str = "kfac",
-                 freq: int = 1, alpha: float = 0.75, likelihood: str = "categorical", damping_mode: str = "kfe"):
+                 freq: int = 1, alpha: float = 0.75, likelihood: str = "categorical",
+                 conv_factors: str = "kfc", damping_mode: str = "kfe"):
         if method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+        if conv_factors not in CONV_FACTORS:
+            raise ValueError(f"conv_factors must be one of {CONV_FACTORS}, got {conv_factors!r}")
         if damping_mode not in DAMPING_MODES:
             raise ValueError(f"damping_mode must be one of {DAMPING_MODES}, got {damping_mode!r}")
         if freq < 1 or not 0 <= alpha <= 1 or lr <= 0 or damping <= 0:
@@ -60,7 +66,7 @@ class KroneckerFactoredOptimizer(Optimizer):
                                  "trains KFAC and EKFAC without them, and batch statistics couple the "
                                  "examples whose gradients the curvature is built from")
         self.model, self.method, self.freq, self.alpha, self.likelihood = model, method, freq, alpha, likelihood
-        self.damping_mode = damping_mode
+        self.conv_factors, self.damping_mode = conv_factors, damping_mode
         self.layout = ParameterLayout(model)
         super().__init__(list(self.layout.parameters().values()), {"lr": lr, "damping": damping})
         self.matrix: BlockDiagonal | None = None
@@ -89,7 +95,7 @@ class KroneckerFactoredOptimizer(Optimizer):
         self.step_seconds.append(time.perf_counter() - start)
 
     def _recomputed(self, source: FisherSource) -> BlockDiagonal:
-        kfac = build(source, "kfac")
+        kfac = build(source, "kfac", conv_factors=self.conv_factors)
         self.factor_eigenvalues = {name: (block.eigen[0], block.eigen[2]) for name, block in kfac.blocks.items()
                                    if isinstance(block, Kronecker)}
         if self.method == "kfac":
@@ -112,5 +118,5 @@ class KroneckerFactoredOptimizer(Optimizer):
         for layer in self.layout.layers:
             block = self.matrix.blocks[layer.name]
             if isinstance(block, EigenKronecker):
-                rotated = block.ub.T @ block.form.matrix(gradient[layer.span]) @ block.ua
+                rotated = block.to_kfe(block.form.matrix(gradient[layer.span]))
                 block.scales = self.alpha * block.scales + (1 - self.alpha) * batch_size * rotated.square()

@@ -249,8 +249,8 @@ def training_optimiser(model: nn.Module, settings: dict, run: dict, likelihood: 
     (``settings["name"]`` and its keywords), at the run's η (and ε)."""
     if uses_curvature(settings):
         return KroneckerFactoredOptimizer(model, run["lr"], run["damping"], settings["method"], run["freq"],
-                                          likelihood=likelihood, damping_mode=settings.get("damping_mode", "kfe"),
-                                          **({} if conv_factors == "kfc" else {"conv_factors": conv_factors}))
+                                          likelihood=likelihood, conv_factors=conv_factors,
+                                          damping_mode=settings.get("damping_mode", "kfe"))
     arguments = {key: value for key, value in settings.items() if key not in ("batch_norm", "batch_sizes")}
     return build_optimiser({**arguments, "lr": run["lr"]}, model.parameters())
 
