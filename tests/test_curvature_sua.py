@@ -19,12 +19,22 @@ from linearlens.curvature import (
     PerPositionFactor,
     fisher,
     in_eigenbasis,
+    input_factors,
 )
 from linearlens.curvature.input_factors import as_input_factor, kron
 from test_curvature import check_operations, relative_error
 from test_curvature_optim import DAMPING, LR, batches, conv_net, gradient
 
 TOLERANCE = 1e-10
+
+
+@pytest.fixture(autouse=True, params=["structured", "dense_product"])
+def product_route(request, monkeypatch):
+    """Every check through both of a SUA factor's products: the per-position one, and the dense matrix
+    small factors multiply by."""
+    if request.param == "structured":
+        monkeypatch.setattr(input_factors, "DENSE_PRODUCT_WIDTH", 0)
+    return request.param
 
 
 @pytest.fixture(autouse=True)

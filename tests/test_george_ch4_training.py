@@ -3,6 +3,7 @@ auto-encoder. The search's layout (grid, random points, jobs), the per-epoch env
 rows and its divergence, Fig 4.4c's spectrum tracking against independent dense routes, the figures and the
 claims (H5, H6). Float64, CPU, seconds."""
 
+import contextlib
 import json
 
 import numpy as np
@@ -12,15 +13,19 @@ import torch
 import torch.nn.functional as F
 
 from linearlens.analysis.george_thesis.ch4 import (
+    batch_size_settings,
     best_validation_runs,
     envelope,
     jobs_of,
+    main_settings,
+    mean_log_gain,
     run_name,
     search_points,
     search_runs,
     selected_point,
+    setting_envelopes,
 )
-from linearlens.claims.george_thesis.ch4 import autoencoder_claims
+from linearlens.claims.george_thesis.ch4 import autoencoder_claims, resnet_claims, vgg_claims
 from linearlens.curvature import fisher
 from linearlens.experiments.george_thesis.ch4 import (
     SpectrumTracking,
@@ -28,9 +33,11 @@ from linearlens.experiments.george_thesis.ch4 import (
     spectrum_run,
     training_runs,
 )
+from linearlens.figures.george_thesis import ch4 as figures_ch4
 from linearlens.figures.george_thesis.ch4 import plot_fig_4_3, plot_fig_4_4
 from linearlens.manifests.jobs import ClaimsJob, FigureJob
 from linearlens.models.mlp import autoencoder
+from linearlens.models.resnet import resnet
 
 OPTIMISERS = {"ekfac": {"method": "ekfac", "freq": 3}, "ekfac_ra": {"method": "ekfac_ra", "freq": 3},
               "kfac": {"method": "kfac", "freq": 3, "damping_mode": "factors"},
@@ -45,6 +52,20 @@ SPEC = {"task": "reconstruction", "model": {"name": "autoencoder", "in_features"
 @pytest.fixture(autouse=True)
 def _float64(float64):
     yield
+
+
+@contextlib.contextmanager
+def training_defaults():
+    """float64 and one thread, as a job runs (a second thread only waits on these tiny networks, and
+    spins against whatever else the machine runs)."""
+    dtype, threads = torch.get_default_dtype(), torch.get_num_threads()
+    torch.set_default_dtype(torch.float64)
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_default_dtype(dtype)
+        torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="module")
@@ -62,10 +83,8 @@ def dataset(tmp_path_factory):
 @pytest.fixture(scope="module")
 def runs(dataset, tmp_path_factory):
     """The search, the frequency runs and the spectrum run of SPEC, as the workflow writes them."""
-    previous = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)
     folder = tmp_path_factory.mktemp("runs")
-    try:
+    with training_defaults():
         search = training_runs(dataset, SPEC, search_runs(SPEC), "cpu")
         search.to_csv(folder / "search.csv", index=False)
         chosen = selected_point(search, "ekfac", 20)
@@ -75,8 +94,6 @@ def runs(dataset, tmp_path_factory):
         frequency.to_csv(folder / "frequency.csv", index=False)
         spectrum = spectrum_run(dataset, SPEC, {"optimiser": "ekfac", "batch_size": 20, **chosen, "freq": 3}, "cpu")
         spectrum.to_csv(folder / "spectrum.csv", index=False)
-    finally:
-        torch.set_default_dtype(previous)
     return {"runs": [str(folder / "search.csv")], "frequency": [str(folder / "frequency.csv")],
             "spectrum": [str(folder / "spectrum.csv")]}
 
@@ -99,7 +116,7 @@ def test_every_run_is_in_exactly_one_job_in_both_layouts():
     names = [run_name(run) for run in runs]
     assert len(set(names)) == len(runs) == 2 * (3 * 4 + 2 * 4)  # constant and halved η
     assert any(name.endswith("_halve2") for name in names)
-    for layout, jobs in (("run", 40), ("optimiser", 10)):
+    for layout, jobs in (("run", 40), ("optimiser", 5)):
         grouped = jobs_of(runs, layout)
         assert len(grouped) == jobs
         assert sorted(run_name(r) for job in grouped.values() for r in job) == sorted(names)
@@ -206,3 +223,75 @@ def test_claims_report_every_check_and_follow_the_runs(runs, tmp_path):
         edited.to_csv(tmp_path / "search.csv", index=False)
         checks = autoencoder_claims(ClaimsJob({**runs, "runs": [str(tmp_path / "search.csv")]}, params))
         assert checks[0].passed is expected, checks[0].measured
+
+
+# --- Figs 4.5-4.6, A.1-A.5: the CNN groups ---
+
+CNN = {"task": "classification", "model": {"name": "resnet", "widths": [2, 4], "blocks": [1, 1], "shortcut": "B",
+                                          "batch_norm": False, "init": "residual_a3", "in_channels": 1},
+       "conv_factors": "sua", "epochs": 2, "seed": 0, "batch_sizes": [20], "halve_every": 1,
+       "grid": {"lr": [0.05], "damping": [0.01]}, "one_job_per": "optimiser",
+       "optimisers": {"ekfac": {"method": "ekfac", "freq": 3, "damping_mode": "factors", "batch_sizes": [20, 40]},
+                      "ekfac_ra": {"method": "ekfac_ra", "freq": 3, "damping_mode": "factors"},
+                      "kfac": {"method": "kfac", "freq": 3, "damping_mode": "factors", "batch_sizes": [20, 40]},
+                      "sgd": {"name": "sgd", "momentum": 0.9, "batch_sizes": [40]},
+                      "sgd_bn": {"name": "sgd", "momentum": 0.9, "batch_norm": True, "batch_sizes": [40]}},
+       "also_show": [["kfac", 40]]}
+
+
+@pytest.fixture(scope="module")
+def cnn_runs(dataset, tmp_path_factory):
+    with training_defaults():
+        frame = training_runs(dataset, CNN, search_runs(CNN), "cpu")
+    path = tmp_path_factory.mktemp("cnn") / "search.csv"
+    frame.to_csv(path, index=False)
+    return {"runs": [str(path)]}
+
+
+def test_cnn_search_lays_out_batch_sizes_and_the_schedule_per_optimiser():
+    names = [run_name(run) for run in search_runs(CNN)]
+    assert "ekfac_f3_bs40_lr0.05_eps0.01" in names and "sgd_bs40_lr0.05" in names
+    assert "ekfac_f3_bs20_lr0.05_eps0.01_halve1" in names  # the schedule at the first batch size only
+    assert "ekfac_f3_bs40_lr0.05_eps0.01_halve1" not in names and "sgd_bs40_lr0.05_halve1" in names
+    assert main_settings(CNN) == [("ekfac", 20), ("ekfac_ra", 20), ("kfac", 20), ("sgd", 40), ("sgd_bn", 40),
+                                  ("kfac", 40)]
+    assert batch_size_settings(CNN) == [("kfac", 20), ("kfac", 40), ("ekfac", 20), ("ekfac", 40)]
+
+
+def test_setting_envelopes_and_gains_follow_the_runs():
+    frame = pd.concat([rows("a", "kfac", [4, 2, 1]).assign(halve_every=None),
+                       rows("b", "ekfac", [4, 1, 0.5]).assign(halve_every=None),
+                       rows("c", "ekfac", [4, 0.1, 0.1]).assign(halve_every=1.0)], ignore_index=True)
+    envelopes = setting_envelopes(frame, [("kfac", 20), ("ekfac", 20)])
+    assert set(envelopes["run"]) == {"a", "b"}  # the scheduled run is its own figure's
+    gain = mean_log_gain(envelopes, "EKFAC, batch 20", "KFAC, batch 20")
+    assert gain == pytest.approx(np.log(2), rel=1e-12)
+    assert set(setting_envelopes(frame, [("ekfac", 20)], scheduled=True)["run"]) == {"c"}
+
+
+def test_residual_a3_initialisation_draws_the_appendix_variances():
+    torch.manual_seed(0)
+    model = resnet((64, 64), (1, 1), in_channels=16, shortcut="B", batch_norm=False, init="residual_a3")
+    block = model[2]
+    projected = model[3]
+    assert projected.projection is not None  # the second block changes width: a projection
+    expected = {model[0].weight: 1.0, block.conv1.weight: 2.0, block.conv2.weight: 0.2,
+                projected.conv1.weight: 2.0, projected.projection[0].weight: 1.0, model[-1].weight: 2.0}
+    for weight, variance in expected.items():
+        fan_in = weight[0].numel()
+        assert weight.var().item() * fan_in == pytest.approx(variance, rel=0.1)
+    assert all(float(m.bias.detach().abs().max()) == 0 for m in model.modules() if getattr(m, "bias", None) is not None)
+
+
+def test_cnn_figures_and_claims_on_the_runs(cnn_runs, tmp_path):
+    for figure in ("fig_4_5", "fig_4_6", "fig_A_1", "fig_A_2", "fig_A_3", "fig_A_4", "fig_A_5"):
+        png = tmp_path / f"{figure}.png"
+        plot = getattr(figures_ch4, f"plot_{figure}")
+        plot(FigureJob(figure, cnn_runs, CNN, str(png), f"{figure}:", "toy images"))
+        assert png.stat().st_size > 0 and "SUA" in json.loads(png.with_suffix(".json").read_text())["caption"]
+    for claims, count in ((vgg_claims, 6), (resnet_claims, 4)):
+        checks = claims(ClaimsJob(cnn_runs, {"thresholds": "quick", "spec": CNN}))
+        assert len(checks) == count and all(c.claim_id == "H7" for c in checks)
+        unasserted = [c for c in checks if c.passed is None]
+        assert unasserted and all("paper scale only" in c.check for c in unasserted)
+        assert all(c.passed is not None for c in claims(ClaimsJob(cnn_runs, {"thresholds": "paper", "spec": CNN})))

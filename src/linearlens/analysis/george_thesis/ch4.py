@@ -119,11 +119,6 @@ def run_name(run: dict) -> str:
     return "_".join([*_setting_parts(run), *point, *_schedule_parts(run)])
 
 
-def setting_name(run: dict) -> str:
-    """A run's name without its (η, ε) point: e.g. ekfac_f50_bs100, the job of all its points."""
-    return "_".join([*_setting_parts(run), *_schedule_parts(run)])
-
-
 def _setting_parts(run: dict) -> list[str]:
     return [run["optimiser"], *([f"f{run['freq']}"] if run.get("freq") is not None else []), f"bs{run['batch_size']}"]
 
@@ -150,12 +145,13 @@ def search_runs(spec: dict) -> list[dict]:
 
 def jobs_of(runs: list[dict], one_job_per: str) -> dict[str, list[dict]]:
     """Runs grouped into jobs: one job per run ("run", paper scale: each run its own resumable job), or
-    one per optimiser and batch size ("optimiser", quick scale: a job's start-up costs more than a run)."""
+    one per optimiser, all its batch sizes and schedules ("optimiser", quick scale: a job's start-up
+    costs more than a run)."""
     if one_job_per not in ("run", "optimiser"):
         raise ValueError(f"one_job_per must be 'run' or 'optimiser', got {one_job_per!r}")
     jobs: dict[str, list[dict]] = {}
     for run in runs:
-        name = run_name(run) if one_job_per == "run" else setting_name(run)
+        name = run_name(run) if one_job_per == "run" else "_".join(_setting_parts(run)[:-1])
         jobs.setdefault(name, []).append(run)
     return jobs
 
@@ -282,3 +278,40 @@ def relative_distances(tracked: pd.DataFrame) -> pd.DataFrame:
     tracked = tracked.dropna(subset=["kfac_distance"])
     return pd.DataFrame({method: tracked[f"{method}_distance"] / tracked["spectrum_norm"]
                          for method in CURVATURE_METHODS}).set_index(tracked["step"])
+
+
+# --- Figs 4.5-4.6, A.1-A.5: curves of (optimiser, batch size) settings ---
+
+def setting_envelopes(frame: pd.DataFrame, settings: list[tuple[str, int]], scheduled: bool = False,
+                      column: str = "train_loss") -> pd.DataFrame:
+    """The per-epoch envelope of each (optimiser, batch size) setting, over the runs with a constant η or
+    (``scheduled``) with the halving schedule; a ``setting`` column names it, e.g. "KFAC, batch 64"."""
+    schedule = frame["halve_every"].notna() if "halve_every" in frame else pd.Series(False, index=frame.index)
+    parts = []
+    for optimiser, batch_size in settings:
+        chosen = frame[(frame["optimiser"] == optimiser) & (frame["batch_size"] == batch_size)
+                       & (schedule == scheduled)]
+        if not chosen.empty:
+            parts.append(envelope(chosen, column=column).assign(
+                setting=f"{OPTIMISER_LABELS.get(optimiser, optimiser)}, batch {batch_size}"))
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+
+def main_settings(spec: dict) -> list[tuple[str, int]]:
+    """Figs 4.5-4.6's curves: every optimiser at its first batch size, then the group's ``also_show``."""
+    settings = [(name, opt.get("batch_sizes", spec["batch_sizes"])[0]) for name, opt in spec["optimisers"].items()]
+    return settings + [tuple(pair) for pair in spec.get("also_show", [])]
+
+
+def batch_size_settings(spec: dict, optimisers=("kfac", "ekfac")) -> list[tuple[str, int]]:
+    """Figs A.1-A.3's curves: KFAC and EKFAC at each of their batch sizes."""
+    return [(name, size) for name in optimisers if name in spec["optimisers"]
+            for size in spec["optimisers"][name].get("batch_sizes", spec["batch_sizes"])]
+
+
+def mean_log_gain(envelopes: pd.DataFrame, method: str, baseline: str) -> float:
+    """Mean over the epochs ≥ 1 both settings reach of log(baseline's envelope loss / method's): > 0 when
+    ``method`` is lower on average (how much, in e-folds)."""
+    wide = envelopes[envelopes["epoch"] >= 1].pivot_table(index="epoch", columns="setting", values="train_loss")
+    both = wide[[method, baseline]].dropna()
+    return float(np.log(both[baseline] / both[method]).mean()) if len(both) else float("nan")

@@ -1,7 +1,7 @@
 """Figures for Chapter 4 (EKFAC) and appendix A. Here: Fig 4.1, a cartoon drawn from its caption, Fig 4.2
 (gradient correlations in the KFE; KFAC vs EKFAC error against the exact empirical Fisher), and Figs 4.3-4.4
-(the auto-encoder trained by KFAC, EKFAC, EKFAC-ra and first-order baselines; recompute frequency and spectra).
-To come: Figs 4.5-4.6 and A.1-A.5 (issue 27)."""
+(the auto-encoder trained by KFAC, EKFAC, EKFAC-ra and first-order baselines; recompute frequency and spectra),
+Figs 4.5-4.6 and A.1-A.5 (the CIFAR networks: VGG11, and ResNet34 without BatchNorm; batch sizes; schedule)."""
 
 from __future__ import annotations
 
@@ -14,11 +14,13 @@ from ...analysis.george_thesis.ch4 import (
     CURVATURE_METHODS,
     METHOD_LABELS,
     OPTIMISER_LABELS,
+    batch_size_settings,
     best_validation_runs,
     envelope,
     error_summary,
     final_losses,
     layer_numbers,
+    main_settings,
     mean_off_diagonal,
     read_correlations,
     read_errors,
@@ -26,6 +28,7 @@ from ...analysis.george_thesis.ch4 import (
     run_name,
     selected_run,
     selection_batch_size,
+    setting_envelopes,
     theorem_margins,
 )
 from ...manifests.jobs import FigureJob
@@ -322,3 +325,107 @@ def plot_fig_4_4(job: FigureJob) -> None:
                f"EKFAC-ra's s* the running average (α = 0.75) of the squared minibatch-mean gradient × batch size in "
                f"that KFE, updated at every step. Time: {TIMING_NOTE}. {_training_setup(spec, search)}")
     save_figure(fig, job.png_path, caption, job.data_source)
+
+
+# --- Figs 4.5-4.6, A.1-A.5: the CIFAR networks ---
+
+SETTING_STYLES = ("-", "--", ":", "-.")
+
+
+def _setting_panels(axes, envelopes, x_columns=("epoch", "seconds")) -> None:
+    """One curve per setting (optimiser and batch size), coloured by optimiser, dashed by batch size."""
+    sizes = sorted(envelopes["batch_size"].unique())
+    for setting, rows in envelopes.groupby("setting", sort=False):
+        optimiser, batch_size = rows["optimiser"].iloc[0], rows["batch_size"].iloc[0]
+        style = {"color": OPTIMISER_COLOURS.get(optimiser), "label": setting,
+                 "linestyle": SETTING_STYLES[sizes.index(batch_size) % len(SETTING_STYLES)]}
+        for ax, x in zip(axes, x_columns):
+            ax.plot(rows[x], rows["train_loss"], **style)
+    labels = {"epoch": "epoch", "seconds": "training time (s)", "step": "iteration"}
+    for ax, x in zip(axes, x_columns):
+        ax.set(xlabel=labels[x], ylabel="training loss (best run at each point)", yscale="log",
+               xscale="log" if x == "seconds" else "linear")
+    axes[0].legend(fontsize=7)
+
+
+def _cnn_setup(spec: dict, frame) -> str:
+    return (f"{_training_setup(spec, frame)} Convolutions: {spec.get('conv_factors', 'kfc').upper()} factors "
+            f"(sua: the thesis's SUA). Curves are per-epoch envelopes over the searched (η, ε) of each optimiser "
+            f"and batch size; a validation panel shows the run with the best overall validation error.")
+
+
+def plot_main_cifar(job: FigureJob) -> None:
+    """Figs 4.5 and 4.6: (a, b) per-epoch envelopes per epoch and per second of each optimiser at its batch
+    size; (c) validation error of each setting's best-validation run."""
+    spec = job.params
+    frame = _epoch_rows(read_runs(job.inputs["runs"]))
+    apply_style()
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.6), layout="constrained")
+    settings = main_settings(spec)
+    _setting_panels(axes[:2], setting_envelopes(frame, settings))
+    axes[0].set_title("(a) training loss per epoch")
+    axes[1].set_title("(b) training loss per second")
+    constant = frame[frame["halve_every"].isna()] if "halve_every" in frame else frame
+    for optimiser, batch_size in settings:
+        runs = constant[(constant["optimiser"] == optimiser) & (constant["batch_size"] == batch_size)]
+        if runs.empty:
+            continue
+        best = best_validation_runs(runs, column="val_error")
+        axes[2].plot(best["epoch"], best["val_error"], color=OPTIMISER_COLOURS.get(optimiser),
+                     linestyle="--" if batch_size != settings[0][1] else "-",
+                     label=f"{_label(optimiser)}, batch {batch_size}")
+    axes[2].set(xlabel="epoch", ylabel="validation error", title="(c) validation error (best-validation run)")
+    axes[2].legend(fontsize=7)
+    save_figure(fig, job.png_path, f"{job.caption} {_cnn_setup(spec, frame)}", job.data_source)
+
+
+plot_fig_4_5 = plot_main_cifar
+plot_fig_4_6 = plot_main_cifar
+
+
+def plot_batch_sizes(job: FigureJob) -> None:
+    """Figs A.1 and A.3: KFAC and EKFAC per epoch at each batch size, one panel per batch size."""
+    spec = job.params
+    frame = _epoch_rows(read_runs(job.inputs["runs"]))
+    settings = batch_size_settings(spec)
+    sizes = sorted({size for _, size in settings})
+    apply_style()
+    fig, axes = plt.subplots(1, len(sizes), figsize=(4.6 * len(sizes), 4.2), layout="constrained", squeeze=False)
+    for ax, size in zip(axes[0], sizes):
+        _setting_panels([ax], setting_envelopes(frame, [s for s in settings if s[1] == size]), ("epoch",))
+        ax.set_title(f"batch {size}")
+    save_figure(fig, job.png_path, f"{job.caption} {_cnn_setup(spec, frame)}", job.data_source)
+
+
+plot_fig_A_1 = plot_batch_sizes
+plot_fig_A_3 = plot_batch_sizes
+
+
+def plot_fig_A_2(job: FigureJob) -> None:
+    """Fig A.2: KFAC and EKFAC at every batch size, (a) per iteration and (b) per second."""
+    spec = job.params
+    frame = _epoch_rows(read_runs(job.inputs["runs"]))
+    apply_style()
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.4), layout="constrained")
+    _setting_panels(axes, setting_envelopes(frame, batch_size_settings(spec)), ("step", "seconds"))
+    axes[0].set_title("(a) training loss per iteration")
+    axes[1].set_title("(b) training loss per second")
+    save_figure(fig, job.png_path, f"{job.caption} {_cnn_setup(spec, frame)}", job.data_source)
+
+
+def plot_schedule(job: FigureJob) -> None:
+    """Figs A.4 and A.5: each optimiser at its first batch size with η halved every ``halve_every`` epochs,
+    (a) per epoch and (b) per second."""
+    spec = job.params
+    frame = _epoch_rows(read_runs(job.inputs["runs"]))
+    apply_style()
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.4), layout="constrained")
+    settings = [s for s in main_settings(spec) if s not in [tuple(p) for p in spec.get("also_show", [])]]
+    _setting_panels(axes, setting_envelopes(frame, settings, scheduled=True))
+    axes[0].set_title(f"(a) per epoch, η halved every {spec['halve_every']} epochs")
+    axes[1].set_title("(b) per second")
+    save_figure(fig, job.png_path, f"{job.caption} {_cnn_setup(spec, frame)}", job.data_source)
+
+
+plot_fig_A_4 = plot_schedule
+plot_fig_A_5 = plot_schedule
