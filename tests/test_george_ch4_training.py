@@ -109,6 +109,8 @@ def test_search_points_are_the_grid_then_random_points_near_each():
     assert search_points(SPEC, "ekfac") == points  # seeded
     assert search_points(SPEC, "ekfac_ra") != points  # each optimiser its own draws
     assert [p["damping"] for p in search_points(SPEC, "sgd_bn")] == [None] * 4  # η alone
+    crowded = search_points({**SPEC, "random_points": 300}, "sgd_bn")  # draws that round alike: one run
+    assert len(crowded) < 2 + 600 and len({p["lr"] for p in crowded}) == len(crowded)
 
 
 def test_every_run_is_in_exactly_one_job_in_both_layouts():

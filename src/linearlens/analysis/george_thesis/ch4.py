@@ -96,17 +96,19 @@ def uses_curvature(optimiser: dict) -> bool:
 def search_points(spec: dict, optimiser: str) -> list[dict]:
     """The (η, ε) points searched for one optimiser: the grid, then ``random_points`` log-uniform draws
     within ``random_spread`` decades of each grid point (thesis: 20 around each), rounded to 3 significant
-    digits so that run names are stable. First-order optimisers have no ε: their grid is η alone."""
+    digits so that run names are stable, each point once. First-order optimisers have no ε: their grid is
+    η alone."""
     curvature = uses_curvature(spec["optimisers"][optimiser])
     dampings = spec["grid"]["damping"] if curvature else [None]
     grid = [(lr, damping) for lr in spec["grid"]["lr"] for damping in dampings]
-    points = [{"lr": lr, "damping": damping} for lr, damping in grid]
+    points = list(grid)
     for index, (lr, damping) in enumerate(grid):
         rng = np.random.default_rng([spec["seed"], zlib.crc32(optimiser.encode()), index])
         for _ in range(spec.get("random_points", 0)):
-            points.append({"lr": _near(lr, rng, spec["random_spread"]),
-                           "damping": None if damping is None else _near(damping, rng, spec["random_spread"])})
-    return points
+            points.append((_near(lr, rng, spec["random_spread"]),
+                           None if damping is None else _near(damping, rng, spec["random_spread"])))
+    # a draw that rounds onto a point already searched is that run: searched once
+    return [{"lr": lr, "damping": damping} for lr, damping in dict.fromkeys(points)]
 
 
 def _near(value: float, rng: np.random.Generator, decades: float) -> float:
