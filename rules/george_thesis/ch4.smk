@@ -42,20 +42,16 @@ if "mlp_classifier" in GEORGE_CH4:
 from linearlens.analysis.george_thesis.ch4 import (
     frequency_path,
     frequency_runs,
-    training_group_settings,
+    search_job_settings,
     search_jobs,
     search_path,
     search_paths,
+    selected_run_settings,
     spectrum_path,
 )
 
 CH4_TRAINING_GROUPS = {group: GEORGE_CH4[group] for group in ("autoencoder", "vgg", "resnet") if group in GEORGE_CH4}
 CH4_SEARCH_JOBS = {group: search_jobs(spec) for group, spec in CH4_TRAINING_GROUPS.items()}
-
-
-def ch4_search_job(group, job):
-    runs = CH4_SEARCH_JOBS[group][job]
-    return {"settings": training_group_settings(CH4_TRAINING_GROUPS[group], {run["optimiser"] for run in runs}), "runs": runs}
 
 
 if CH4_TRAINING_GROUPS:
@@ -67,8 +63,8 @@ if CH4_TRAINING_GROUPS:
         output:
             search_path("{group}", "{job}"),
         params:
-            settings=lambda w: canonical(ch4_search_job(w.group, w.job)["settings"]),
-            runs=lambda w: canonical(ch4_search_job(w.group, w.job)["runs"]),
+            settings=lambda w: canonical(search_job_settings(CH4_TRAINING_GROUPS[w.group], w.job)["settings"]),
+            runs=lambda w: canonical(search_job_settings(CH4_TRAINING_GROUPS[w.group], w.job)["runs"]),
             device=config["device"],
         log:
             "results/logs/george_thesis/ch4/{group}/search/{job}.log",
@@ -86,12 +82,6 @@ if CH4_TRAINING_GROUPS:
             "../../src/scripts/george_thesis_ch4_run_search.py"
 
 
-def ch4_selected_settings(group, *optimisers):
-    """A selected run's settings: the group's run settings and the batch size the selection is made at."""
-    spec = CH4_TRAINING_GROUPS[group]
-    return {**training_group_settings(spec, optimisers), "batch_sizes": spec["batch_sizes"]}
-
-
 CH4_FREQUENCY_GROUPS = {group: spec for group, spec in CH4_TRAINING_GROUPS.items() if frequency_runs(spec)}
 
 if CH4_FREQUENCY_GROUPS:
@@ -105,7 +95,7 @@ if CH4_FREQUENCY_GROUPS:
         output:
             frequency_path("{group}", "{optimiser}", "{freq}"),
         params:
-            settings=lambda w: canonical(ch4_selected_settings(w.group, w.optimiser)),
+            settings=lambda w: canonical(selected_run_settings(CH4_FREQUENCY_GROUPS[w.group], w.optimiser)),
             device=config["device"],
         log:
             "results/logs/george_thesis/ch4/{group}/frequency/{optimiser}_f{freq}.log",
@@ -138,8 +128,8 @@ if CH4_SPECTRUM_GROUPS:
         output:
             spectrum_path("{group}"),
         params:
-            settings=lambda w: canonical({**ch4_selected_settings(w.group, CH4_SPECTRUM_GROUPS[w.group]["spectrum"]["optimiser"]),
-                                          "spectrum": CH4_SPECTRUM_GROUPS[w.group]["spectrum"]}),
+            settings=lambda w: canonical(selected_run_settings(
+                CH4_SPECTRUM_GROUPS[w.group], CH4_SPECTRUM_GROUPS[w.group]["spectrum"]["optimiser"], tracked=True)),
             device=config["device"],
         log:
             "results/logs/george_thesis/ch4/{group}/spectrum.log",

@@ -181,6 +181,19 @@ def training_group_settings(spec: dict, optimisers) -> dict:
             "optimisers": {name: spec["optimisers"][name] for name in optimisers}}
 
 
+def search_job_settings(spec: dict, job: str) -> dict:
+    """A search job's params: its runs, and the group's settings they depend on."""
+    runs = search_jobs(spec)[job]
+    return {"settings": training_group_settings(spec, {run["optimiser"] for run in runs}), "runs": runs}
+
+
+def selected_run_settings(spec: dict, optimiser: str, tracked: bool = False) -> dict:
+    """A selected run's settings: what the optimiser's runs depend on, the batch sizes the selection is
+    made at and, for the tracked run of Fig 4.4c, its tracking."""
+    return {**training_group_settings(spec, [optimiser]), "batch_sizes": spec["batch_sizes"],
+            **({"spectrum": spec["spectrum"]} if tracked else {})}
+
+
 def selection_batch_size(spec: dict) -> int:
     """The batch size of the search at which Fig 4.4's hyper-parameters are selected: the first."""
     return spec["batch_sizes"][0]
