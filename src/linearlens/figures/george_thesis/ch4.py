@@ -401,30 +401,31 @@ plot_fig_A_1 = plot_batch_sizes
 plot_fig_A_3 = plot_batch_sizes
 
 
-def plot_fig_A_2(job: FigureJob) -> None:
-    """Fig A.2: KFAC and EKFAC at every batch size, (a) per iteration and (b) per second."""
+def _two_panel_figure(job: FigureJob, settings: list[tuple[str, int]], x_columns: tuple[str, str],
+                      titles: tuple[str, str], scheduled: bool = False) -> None:
     spec = job.params
     frame = _epoch_rows(read_runs(job.inputs["runs"]))
     apply_style()
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.4), layout="constrained")
-    _setting_panels(axes, setting_envelopes(frame, batch_size_settings(spec)), ("step", "seconds"))
-    axes[0].set_title("(a) training loss per iteration")
-    axes[1].set_title("(b) training loss per second")
+    _setting_panels(axes, setting_envelopes(frame, settings, scheduled=scheduled), x_columns)
+    for ax, title in zip(axes, titles):
+        ax.set_title(title)
     save_figure(fig, job.png_path, f"{job.caption} {_cnn_setup(spec, frame)}", job.data_source)
+
+
+def plot_fig_A_2(job: FigureJob) -> None:
+    """Fig A.2: KFAC and EKFAC at every batch size, (a) per iteration and (b) per second."""
+    _two_panel_figure(job, batch_size_settings(job.params), ("step", "seconds"),
+                      ("(a) training loss per iteration", "(b) training loss per second"))
 
 
 def plot_schedule(job: FigureJob) -> None:
     """Figs A.4 and A.5: each optimiser at its first batch size with η halved every ``halve_every`` epochs,
     (a) per epoch and (b) per second."""
     spec = job.params
-    frame = _epoch_rows(read_runs(job.inputs["runs"]))
-    apply_style()
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.4), layout="constrained")
     settings = [s for s in main_settings(spec) if s not in [tuple(p) for p in spec.get("also_show", [])]]
-    _setting_panels(axes, setting_envelopes(frame, settings, scheduled=True))
-    axes[0].set_title(f"(a) per epoch, η halved every {spec['halve_every']} epochs")
-    axes[1].set_title("(b) per second")
-    save_figure(fig, job.png_path, f"{job.caption} {_cnn_setup(spec, frame)}", job.data_source)
+    _two_panel_figure(job, settings, ("epoch", "seconds"),
+                      (f"(a) per epoch, η halved every {spec['halve_every']} epochs", "(b) per second"), scheduled=True)
 
 
 plot_fig_A_4 = plot_schedule
