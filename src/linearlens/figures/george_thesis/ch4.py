@@ -226,6 +226,7 @@ def _envelope_panels(ax_epochs, ax_seconds, frame) -> None:
                   title="(a) training loss per epoch")
     ax_seconds.set(xlabel="training time (s)", ylabel="training loss", yscale="log", xscale="log",
                    title="(b) training loss per second")
+    ax_seconds.xaxis.set_minor_formatter(plt.NullFormatter())
     ax_epochs.legend(fontsize=8)
 
 
@@ -345,6 +346,7 @@ def _setting_panels(axes, envelopes, x_columns=("epoch", "seconds")) -> None:
     for ax, x in zip(axes, x_columns):
         ax.set(xlabel=labels[x], ylabel="training loss (best run at each point)", yscale="log",
                xscale="log" if x == "seconds" else "linear")
+        ax.xaxis.set_minor_formatter(plt.NullFormatter())  # log-time minor labels overlap
     axes[0].legend(fontsize=7)
 
 
