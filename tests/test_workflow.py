@@ -285,7 +285,9 @@ GPU_RULES = {"telescoping_approximation_run", "telescoping_smoother_run", "teles
              "george_thesis_ch5_run_spurious", "george_thesis_ch6_run_alignment",
              "george_thesis_ch6_run_easy_difficult", "george_thesis_ch6_run_complexity", "george_thesis_ch6_run_disk",
              "george_thesis_ch6_run_perturbation", "george_thesis_ch3_train", "george_thesis_ch3_fisher_quality",
-             "george_thesis_ch3_ntk_pair", "george_thesis_ch4_run_mlp_classifier", "karp_thesis_ch2_train_pairs", "karp_thesis_ch2_train_kept_pairs",
+             "george_thesis_ch3_ntk_pair", "george_thesis_ch4_run_mlp_classifier", "george_thesis_ch4_run_search",
+             "george_thesis_ch4_run_frequency", "george_thesis_ch4_run_spectrum", "karp_thesis_ch2_train_pairs",
+             "karp_thesis_ch2_train_kept_pairs",
              "karp_thesis_ch2_train_sweep", "karp_thesis_ch2_interpolate"}
 
 
