@@ -279,7 +279,7 @@ def test_slurm_profile_plans_the_paper_dag(tmp_path):
 # Rules whose code runs on the configured device, so that `device: cuda` must get them a GPU.
 GPU_RULES = {"telescoping_approximation_run", "telescoping_smoother_run", "telescoping_tabular_search",
              "telescoping_tabular_run", "telescoping_lmc_pretrain", "telescoping_lmc_parent",
-             "telescoping_lmc_children", "extract_ntk", "benchmark_kernels", "benchmark_curvature", "benchmark_telescoping",
+             "telescoping_lmc_children", "extract_ntk", "benchmark_kernels", "benchmark_curvature", "benchmark_optimisers", "benchmark_telescoping",
              "fit_tree_ensemble", "iterative_linearisation_run", "iterative_linearisation_probe",
              "benchmark_iterative_linearisation", "george_thesis_ch5_run_toy", "george_thesis_ch5_run_difficulty",
              "george_thesis_ch5_run_spurious", "george_thesis_ch6_run_alignment",
