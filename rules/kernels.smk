@@ -97,10 +97,30 @@ rule benchmark_curvature:
         "../src/scripts/benchmark_curvature.py"
 
 
+rule benchmark_optimisers:
+    input:
+        code=script_code("benchmark_optimisers.py", config["benchmarks"].get("optimisers")),
+    output:
+        "results/benchmarks/optimisers.csv",
+    params:
+        settings=canonical(config["benchmarks"].get("optimisers", {"cases": {}, "methods": ["sgd"], "timeout_s": 1})),
+        device=config["device"],
+    log:
+        "results/logs/benchmark_optimisers.log",
+    threads: threads_for("benchmark")
+    resources:
+        **gpu_resources(),
+    conda:
+        "../envs/torch.yaml"
+    script:
+        "../src/scripts/benchmark_optimisers.py"
+
+
 rule benchmarks:
     input:
         rules.plot_kernel_benchmark.output,
         rules.benchmark_curvature.output,
+        rules.benchmark_optimisers.output,
         rules.benchmark_telescoping.output,
         rules.benchmark_iterative_linearisation.output,
 

@@ -103,6 +103,31 @@ def test_reference_fishers_are_the_textbook_outer_products(name):
     assert relative_error(fisher_by_jacobian(source), g.T @ g / len(x)) < TOLERANCE
 
 
+def test_bernoulli_fishers_are_those_of_binary_cross_entropy():
+    """Sigmoid outputs under binary cross-entropy (the auto-encoder of thesis ch. 4): exact F is
+    Jᵀ diag(σ(1 − σ)) J, the empirical one the outer products of the summed BCE's gradients, and
+    Monte-Carlo labels approach the exact F."""
+    model, x, _ = data("mlp")
+    targets = (torch.rand(len(x), 3, generator=torch.Generator().manual_seed(4)) < 0.5).double()
+    j = jacobian(model, x)
+    with torch.no_grad():
+        p = torch.sigmoid(model(x))
+    exact = torch.einsum("ncp,nc,ncq->pq", j, p * (1 - p), j) / len(x)
+    assert relative_error(fisher_by_jacobian(FisherSource(model, x, likelihood="bernoulli")), exact) < TOLERANCE
+    params = {k: p.detach() for k, p in ParameterLayout(model).parameters().items()}
+
+    def loss(params, example, target):
+        out = functional_call(model, params, (example[None],))
+        return nn.functional.binary_cross_entropy_with_logits(out[0], target, reduction="sum")
+
+    grads = vmap(grad(loss), in_dims=(None, 0, 0))(params, x, targets)
+    g = torch.cat([grads[k].reshape(len(x), -1) for k in params], dim=1)
+    empirical = fisher(model, x, targets, representation="dense", likelihood="bernoulli", variant="empirical")
+    assert relative_error(empirical.dense(), g.T @ g / len(x)) < TOLERANCE
+    sampled = fisher(model, x, representation="dense", likelihood="bernoulli", variant="mc", samples=20000, seed=3)
+    assert 0 < relative_error(sampled.dense(), exact) < 0.05
+
+
 def test_monte_carlo_fisher_approaches_the_exact_one():
     model, x, _ = data("mlp")
     exact = fisher_by_jacobian(FisherSource(model, x))

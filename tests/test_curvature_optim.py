@@ -7,6 +7,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from linearlens.curvature import ParameterLayout, fisher
+from linearlens.curvature.input_factors import as_input_factor
 from linearlens.curvature.optim import KroneckerFactoredOptimizer
 from linearlens.train.runtime import default_dtype
 
@@ -54,6 +55,37 @@ def test_step_is_the_damped_inverse_formed_densely(method):
     expected = -LR * torch.linalg.solve(approximation + DAMPING * torch.eye(len(approximation)), gradient(model, x, y))
     change = step(model, KroneckerFactoredOptimizer(model, LR, DAMPING, method), x, y)
     assert torch.allclose(change, expected, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("conv_factors", ["kfc", "sua"])
+def test_factor_damping_is_that_of_the_damped_factors(conv_factors):
+    """App. A.4: KFAC with ε + √ε (S_A ⊗ 1 + 1 ⊗ S_B) in the KFE steps by ((A + √ε I) ⊗ (B + √ε I))⁻¹ g,
+    formed densely per layer; EKFAC adds the same to s*."""
+    model = conv_net()
+    (x, y), = batches(1)
+    kfac = fisher(model, x, y, representation="kfac", variant="empirical", conv_factors=conv_factors)
+    ekfac = fisher(model, x, y, representation="ekfac", variant="empirical", conv_factors=conv_factors)
+    g = gradient(model, x, y)
+    root = DAMPING ** 0.5
+    expected = {"kfac": [], "ekfac": []}
+    for layer in ParameterLayout(model).layers:
+        block = kfac.blocks[layer.name]
+        a = block.input_factor.dense()
+        eye_a, eye_b = torch.eye(len(a)), torch.eye(len(block.b))
+        damped = block.form.permuted(torch.kron((block.b + root * eye_b).contiguous(), (a + root * eye_a).contiguous()))
+        expected["kfac"].append(torch.linalg.solve(damped, g[layer.span]))
+        sa, ua, sb, ub = block.eigen
+        eigen = ekfac.blocks[layer.name]
+        shift = DAMPING + root * (sb[:, None] + sa[None, :])
+        rows = torch.kron(ub.contiguous(), as_input_factor(ua).dense().contiguous())[block.form.order]  # Q, flat order
+        matrix = rows @ torch.diag((eigen.scales + shift).reshape(-1)) @ rows.T
+        expected["ekfac"].append(torch.linalg.solve(matrix, g[layer.span]))
+    for method in ("kfac", "ekfac"):
+        fresh = conv_net()
+        optimiser = KroneckerFactoredOptimizer(fresh, LR, DAMPING, method, conv_factors=conv_factors,
+                                               damping_mode="factors")
+        assert torch.allclose(step(fresh, optimiser, x, y), -LR * torch.cat(expected[method]), rtol=1e-9,
+                              atol=1e-12), method
 
 
 def test_ekfac_with_kfac_eigenvalues_steps_as_kfac():

@@ -279,13 +279,15 @@ def test_slurm_profile_plans_the_paper_dag(tmp_path):
 # Rules whose code runs on the configured device, so that `device: cuda` must get them a GPU.
 GPU_RULES = {"telescoping_approximation_run", "telescoping_smoother_run", "telescoping_tabular_search",
              "telescoping_tabular_run", "telescoping_lmc_pretrain", "telescoping_lmc_parent",
-             "telescoping_lmc_children", "extract_ntk", "benchmark_kernels", "benchmark_curvature", "benchmark_telescoping",
+             "telescoping_lmc_children", "extract_ntk", "benchmark_kernels", "benchmark_curvature", "benchmark_optimisers", "benchmark_telescoping",
              "fit_tree_ensemble", "iterative_linearisation_run", "iterative_linearisation_probe",
              "benchmark_iterative_linearisation", "george_thesis_ch5_run_toy", "george_thesis_ch5_run_difficulty",
              "george_thesis_ch5_run_spurious", "george_thesis_ch6_run_alignment",
              "george_thesis_ch6_run_easy_difficult", "george_thesis_ch6_run_complexity", "george_thesis_ch6_run_disk",
              "george_thesis_ch6_run_perturbation", "george_thesis_ch3_train", "george_thesis_ch3_fisher_quality",
-             "george_thesis_ch3_ntk_pair", "george_thesis_ch4_run_mlp_classifier", "karp_thesis_ch2_train_pairs", "karp_thesis_ch2_train_kept_pairs",
+             "george_thesis_ch3_ntk_pair", "george_thesis_ch4_run_mlp_classifier", "george_thesis_ch4_run_search",
+             "george_thesis_ch4_run_frequency", "george_thesis_ch4_run_spectrum", "karp_thesis_ch2_train_pairs",
+             "karp_thesis_ch2_train_kept_pairs",
              "karp_thesis_ch2_train_sweep", "karp_thesis_ch2_interpolate"}
 
 

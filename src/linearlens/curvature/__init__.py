@@ -1,6 +1,7 @@
 """Curvature matrices (Fisher, empirical Fisher, L² metric) in NNGeometry-style representations."""
 
-from .fisher import REPRESENTATIONS, build, fisher, in_eigenbasis, refit_kfe_diagonal
+from .fisher import CONV_FACTORS, REPRESENTATIONS, build, fisher, in_eigenbasis, refit_kfe_diagonal
+from .input_factors import DenseInputFactor, InputFactor, PerPositionFactor
 from .layout import AffineForm, ParameterLayout
 from .optim import KroneckerFactoredOptimizer
 from .representations import (
@@ -15,6 +16,7 @@ from .representations import (
 )
 from .sources import FisherSource
 
-__all__ = ["REPRESENTATIONS", "AffineForm", "BlockDiagonal", "CurvatureMatrix", "Dense", "Diagonal",
-           "EigenKronecker", "FisherSource", "Kronecker", "KroneckerFactoredOptimizer", "LowRank",
-           "ParameterLayout", "QuasiDiagonal", "build", "fisher", "in_eigenbasis", "refit_kfe_diagonal"]
+__all__ = ["CONV_FACTORS", "REPRESENTATIONS", "AffineForm", "BlockDiagonal", "CurvatureMatrix", "Dense",
+           "DenseInputFactor", "Diagonal", "EigenKronecker", "FisherSource", "InputFactor", "Kronecker",
+           "KroneckerFactoredOptimizer", "LowRank", "ParameterLayout", "PerPositionFactor", "QuasiDiagonal",
+           "build", "fisher", "in_eigenbasis", "refit_kfe_diagonal"]

@@ -9,9 +9,26 @@ an optimiser reuses them.
 Linear and convolution layers take their structure (quasi-diagonal arrows, KFAC, EKFAC); every
 other layer (normalisation, embeddings, modules differentiated by torch.func) gets a dense block,
 since those structures are not defined there.
+
+A convolution's KFAC input factor is KFC's by default (``conv_factors="kfc"``): the patches'
+second moment Ω = (1/n) Σ_i Σ_t ã_it ã_itᵀ over the T output positions (width = C_in·K + 1 with
+a bias, K kernel positions). ``conv_factors="sua"`` (spatially uncorrelated activations, Grosse &
+Martens 2016) replaces it by the matrix below, defined on Ω's entries (indices (c, p), c the input
+channel, p the kernel position, row-major; p₀ the kernel's centre, ``kernel_centre``):
+
+    A_SUA[(c, p), (c', p')] = δ_pp' Ā[c, c'],   Ā = (1/K) Σ_p Ω_pp  (Ω's position-diagonal blocks,
+                                                                     averaged: spatial homogeneity)
+    A_SUA[(c, p₀), bias] = μ̄_c = (1/K) Σ_p Ω[(c, p), bias],   A_SUA[bias, bias] = Ω[bias, bias],
+
+and zero between the bias and every other position: K − 1 copies of Ā and one centre block
+[[Ā, μ̄], [μ̄ᵀ, Ω_bb]] (``input_factors.PerPositionFactor``), computed from the patches without
+forming Ω; its eigendecomposition is that of those two blocks. B is KFC's. Conv1d layers take the
+same construction (K = k); Linear layers keep their factor (one position: SUA is KFAC there).
 """
 
 from __future__ import annotations
+
+import math
 
 import torch
 from torch import Tensor, nn
@@ -31,6 +48,7 @@ from ..capture import (
     write_gradients,
 )
 from ..train.runtime import full_float32
+from .input_factors import PerPositionFactor, kernel_centre
 from .layout import AffineForm, ParameterLayout
 from .representations import (
     BlockDiagonal,
@@ -45,6 +63,7 @@ from .representations import (
 from .sources import FisherSource
 
 REPRESENTATIONS = ("dense", "diag", "block_diag", "quasi_diag", "kfac", "ekfac", "low_rank", "implicit")
+CONV_FACTORS = ("kfc", "sua")  # a convolution's KFAC input factor (the module's docstring)
 # Examples per pass, by default: as many as fit here (larger passes fault in more fresh memory
 # than they save in per-pass overhead on a ResNet; a small network takes all examples at once).
 PASS_MEMORY_BYTES = 2**31
@@ -53,17 +72,23 @@ PASS_MEMORY_BYTES = 2**31
 @full_float32()
 def fisher(model: nn.Module, x: Tensor, labels: Tensor | None = None, *, representation: str,
            likelihood: str = "categorical", variant: str = "exact", samples: int = 1,
-           seed: int = 0, chunk_size: int | None = None) -> CurvatureMatrix:
+           seed: int = 0, chunk_size: int | None = None, conv_factors: str = "kfc") -> CurvatureMatrix:
     """The Fisher matrix of ``model`` on the examples ``x`` (normalised by their number) in one of
     ``REPRESENTATIONS``; likelihood, variant, samples and seed as in ``FisherSource``; examples
-    taken ``chunk_size`` at a time (by default as many as ``PASS_MEMORY_BYTES`` holds)."""
+    taken ``chunk_size`` at a time (by default as many as ``PASS_MEMORY_BYTES`` holds);
+    ``conv_factors`` one of ``CONV_FACTORS`` for kfac and ekfac (the module's docstring)."""
     return build(FisherSource(model, x, labels, likelihood, variant, samples, seed),
-                 representation, chunk_size)
+                 representation, chunk_size, conv_factors)
 
 
-def build(source: FisherSource, representation: str, chunk_size: int | None = None) -> CurvatureMatrix:
+def build(source: FisherSource, representation: str, chunk_size: int | None = None,
+          conv_factors: str = "kfc") -> CurvatureMatrix:
     if representation not in REPRESENTATIONS:
         raise ValueError(f"representation must be one of {REPRESENTATIONS}, got {representation!r}")
+    if conv_factors not in CONV_FACTORS:
+        raise ValueError(f"conv_factors must be one of {CONV_FACTORS}, got {conv_factors!r}")
+    if conv_factors != "kfc" and representation not in ("kfac", "ekfac"):
+        raise ValueError(f"conv_factors={conv_factors!r} applies to kfac and ekfac, not {representation!r}")
     check_independent_examples(source.model)
     chunk_size = chunk_size or default_chunk_size(source)
     layout = ParameterLayout(source.model)
@@ -74,7 +99,7 @@ def build(source: FisherSource, representation: str, chunk_size: int | None = No
                           for x, seeds in source.chunks(chunk_size)]) / source.n ** 0.5
         return Dense(rows.T @ rows) if representation == "dense" else LowRank(rows)
     blocks = _one_pass(source, layout, chunk_size, lambda layer, structured: _sums_for(
-        representation, layer, structured))
+        representation, layer, structured, conv_factors))
     if representation == "diag":
         return Diagonal(torch.cat([blocks[layer.name].diag() for layer in layout.layers]))
     matrix = BlockDiagonal(layout, blocks)
@@ -130,12 +155,15 @@ def _one_pass(source, layout, chunk_size, sums_for) -> dict[str, CurvatureMatrix
     return {name: s.block(source.n) for name, s in sums.items() if s is not None}
 
 
-def _sums_for(representation, layer, structured):
+def _sums_for(representation, layer, structured, conv_factors):
     if representation == "diag":
         return _DiagonalSums()
     if not structured or representation == "block_diag":
         return _DenseSums()
-    return _QuasiDiagonalSums() if representation == "quasi_diag" else _KroneckerSums()
+    if representation == "quasi_diag":
+        return _QuasiDiagonalSums()
+    sua = conv_factors == "sua" and not isinstance(layer.module, nn.Linear)
+    return _KroneckerSums(_PositionInputSums(layer.module) if sua else _DenseInputSums())
 
 
 def _gradients(layer, item) -> Tensor:
@@ -149,15 +177,15 @@ def _gradients(layer, item) -> Tensor:
     return target
 
 
-def _matrix_gradients(item: Captured, rotation: tuple[Tensor, Tensor] | None = None) -> Tensor:
+def _matrix_gradients(item: Captured, kfe: EigenKronecker | None = None) -> Tensor:
     """An affine layer's (m, k, out, width) per-example gradients in W̃ form, summed over its
-    calls and positions; with a rotation (U_B, U_A), those of U_Bᵀ W̃ U_A."""
+    calls and positions; with a block's KFE, those of U_Bᵀ W̃ U_A (each factor rotated first)."""
     total = 0
     for h, g in zip(item.inputs, item.output_grads):
         inputs, grads = affine_terms(item.module, h, g)
-        if rotation is not None:
-            grads = torch.einsum("mkot,op->mkpt", grads, rotation[0])
-            inputs = torch.einsum("mit,ij->mjt", inputs, rotation[1])
+        if kfe is not None:
+            grads = torch.einsum("mkot,op->mkpt", grads, kfe.ub)
+            inputs = kfe.input_basis.times(inputs.transpose(1, 2)).transpose(1, 2)
         total = total + torch.einsum("mkot,mit->mkoi", grads, inputs)
     return total
 
@@ -224,11 +252,11 @@ class _QuasiDiagonalSums(_Sums):
 
 
 class _KroneckerSums(_Sums):
-    """KFAC (KFC for convolutions): A = (1/n) Σ_i Σ_t ã_it ã_itᵀ over the T positions,
+    """KFAC: A from the inputs' sums (``inputs``: KFC's Ω, or SUA's per-position blocks),
     B = (1/n) Σ_i Σ_k Σ_t Ds_ikt Ds_iktᵀ / T (NNGeometry's split of the scale)."""
 
-    def __init__(self):
-        self.a, self.b = 0, 0
+    def __init__(self, inputs: _DenseInputSums | _PositionInputSums):
+        self.inputs, self.b = inputs, 0
 
     def add(self, layer, item):
         self.form = AffineForm.of(layer.module)
@@ -236,13 +264,52 @@ class _KroneckerSums(_Sums):
         b = 0
         for h, g in zip(item.inputs, item.output_grads):
             inputs, grads = affine_terms(item.module, h, g)
-            self.a = self.a + torch.einsum("mit,mjt->ij", inputs, inputs)  # inputs are stored (i, m, t)
+            self.inputs.add(inputs)
             b = b + _summed_squares(grads)
             positions += inputs.shape[2]
         self.b = self.b + b / positions
 
     def block(self, n):
-        return Kronecker(self.form, self.a / n, self.b / n)
+        return Kronecker(self.form, self.inputs.factor(n), self.b / n)
+
+
+class _DenseInputSums:
+    """KFAC's A = (1/n) Σ_i Σ_t ã_it ã_itᵀ over the T positions (KFC's Ω for a convolution)."""
+
+    def __init__(self):
+        self.total = 0
+
+    def add(self, inputs: Tensor) -> None:
+        self.total = self.total + torch.einsum("mit,mjt->ij", inputs, inputs)  # inputs are stored (i, m, t)
+
+    def factor(self, n: int) -> Tensor:
+        return self.total / n
+
+
+class _PositionInputSums:
+    """SUA's A (the module's docstring) from the patches (m, C·K + bias, T), Ω never formed:
+    Σ_p Ω_pp as one product over (m, p, t), Σ_p Ω[(c, p), bias], and Ω[bias, bias]."""
+
+    def __init__(self, module: nn.Module):
+        self.channels = module.in_channels
+        self.positions = math.prod(module.kernel_size)
+        self.centre_position = kernel_centre(module.kernel_size)
+        self.shared, self.cross, self.bias = 0, 0, 0
+
+    def add(self, inputs: Tensor) -> None:
+        rows = inputs.transpose(0, 1)  # (width, m, T): the order the patches are stored in
+        weights = self.channels * self.positions
+        by_channel = rows[:weights].reshape(self.channels, -1)  # (C, K·m·T), a view of the patches
+        bias = rows[weights:].flatten(1)  # (1 or 0, m·T): the bias's ones
+        self.shared = self.shared + by_channel @ by_channel.T
+        per_position = by_channel.view(self.channels, self.positions, -1).sum(1)
+        self.cross = self.cross + per_position @ bias.T
+        self.bias = self.bias + bias @ bias.T
+
+    def factor(self, n: int) -> PerPositionFactor:
+        shared, cross = self.shared / (self.positions * n), self.cross / (self.positions * n)
+        centre = torch.cat([torch.cat([shared, cross], 1), torch.cat([cross.T, self.bias / n], 1)])
+        return PerPositionFactor(shared, centre, self.positions, self.centre_position)
 
 
 def _summed_squares(grads: Tensor) -> Tensor:
@@ -263,13 +330,13 @@ class _KfeDiagonalSums(_Sums):
         self.kfe = block
 
     def add(self, layer, item):
-        ub, ua = self.kfe.ub, self.kfe.ua
         single = _single_position(item)
         if single is not None:  # ((Ds U_B)²)ᵀ ((ã U_A)²): no per-example gradient formed
             inputs, grads = single
-            part = torch.einsum("mko,mi->oi", (grads @ ub).square(), (inputs @ ua).square())
+            rotated_inputs = self.kfe.input_basis.times(inputs)
+            part = torch.einsum("mko,mi->oi", (grads @ self.kfe.ub).square(), rotated_inputs.square())
         else:
-            part = _matrix_gradients(item, (ub, ua)).square().sum((0, 1))
+            part = _matrix_gradients(item, self.kfe).square().sum((0, 1))
         self.total = self.total + part
 
     def block(self, n):

@@ -14,8 +14,15 @@ per block (``CurvatureMatrix.solve``):
   s* ← α s* + (1 − α) m (U_Bᵀ ∇W̃ U_A)², reset to S_B ⊗ S_A (KFAC's own eigenvalues) at every
   recompute (EKFAC-pytorch's ``ra``, α = 0.75).
 
-Layers that KFAC does not cover keep an exact dense block. BatchNorm is refused: the thesis trains
-these optimisers without it, and its batch statistics couple the examples.
+The damping is added in the KFE, to each eigenvalue: ``damping_mode="kfe"`` adds ε (Algorithm 1,
+EKFAC-pytorch's EKFAC), ``"factors"`` adds ε + √ε (S_A ⊗ 1 + 1 ⊗ S_B) (App. A.4, "for deep networks",
+and EKFAC-pytorch's KFAC: the eigenvalues of (A + √ε I) ⊗ (B + √ε I) less those of A ⊗ B, from the
+factors of the last recompute).
+
+``conv_factors`` picks a convolution's input factor, KFC's (the default) or SUA's (``fisher``'s
+docstring), for all three methods. Layers that KFAC does not cover keep an exact dense block.
+BatchNorm is refused: the thesis trains these optimisers without it, and its batch statistics
+couple the examples.
 """
 
 from __future__ import annotations
@@ -26,22 +33,30 @@ import torch
 from torch import Tensor, nn
 from torch.optim import Optimizer
 
-from .fisher import build, in_eigenbasis, refit_kfe_diagonal
+from .fisher import CONV_FACTORS, build, in_eigenbasis, refit_kfe_diagonal
 from .layout import ParameterLayout
-from .representations import BlockDiagonal, EigenKronecker
+from .representations import BlockDiagonal, EigenKronecker, Kronecker
 from .sources import FisherSource
 
 METHODS = ("kfac", "ekfac", "ekfac_ra")
+DAMPING_MODES = ("kfe", "factors")
 
 
 class KroneckerFactoredOptimizer(Optimizer):
     """Preconditioned steps of one of ``METHODS``; call ``step(x, y)`` after ``loss.backward()`` on
     the minibatch (x, y). ``step_seconds`` records each step's wall time (curvature included)."""
 
+    steps_on_batch = True  # a training loop passes the minibatch to ``step``
+
     def __init__(self, model: nn.Module, lr: float, damping: float, method: str = "kfac",
-                 freq: int = 1, alpha: float = 0.75, likelihood: str = "categorical"):
+                 freq: int = 1, alpha: float = 0.75, likelihood: str = "categorical",
+                 conv_factors: str = "kfc", damping_mode: str = "kfe"):
         if method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+        if conv_factors not in CONV_FACTORS:
+            raise ValueError(f"conv_factors must be one of {CONV_FACTORS}, got {conv_factors!r}")
+        if damping_mode not in DAMPING_MODES:
+            raise ValueError(f"damping_mode must be one of {DAMPING_MODES}, got {damping_mode!r}")
         if freq < 1 or not 0 <= alpha <= 1 or lr <= 0 or damping <= 0:
             raise ValueError(f"need freq ≥ 1, 0 ≤ alpha ≤ 1, lr > 0 and damping > 0; got freq={freq}, "
                              f"alpha={alpha}, lr={lr}, damping={damping}")
@@ -51,9 +66,11 @@ class KroneckerFactoredOptimizer(Optimizer):
                                  "trains KFAC and EKFAC without them, and batch statistics couple the "
                                  "examples whose gradients the curvature is built from")
         self.model, self.method, self.freq, self.alpha, self.likelihood = model, method, freq, alpha, likelihood
+        self.conv_factors, self.damping_mode = conv_factors, damping_mode
         self.layout = ParameterLayout(model)
         super().__init__(list(self.layout.parameters().values()), {"lr": lr, "damping": damping})
         self.matrix: BlockDiagonal | None = None
+        self.factor_eigenvalues: dict[str, tuple[Tensor, Tensor]] = {}  # (S_A, S_B) of the last recompute
         self.steps = 0
         self.step_seconds: list[float] = []
 
@@ -69,21 +86,37 @@ class KroneckerFactoredOptimizer(Optimizer):
             gradient = torch.cat([p.grad.reshape(-1) for p in group["params"]])
             if self.method == "ekfac_ra":
                 self._average_in(gradient, len(x))
-            direction = self.matrix.solve(gradient, group["damping"])
+            direction = torch.cat([self.matrix.blocks[layer.name].solve(gradient[layer.span],
+                                                                        self._damping(layer.name, group["damping"]))
+                                   for layer in self.layout.layers])
             for p, part in zip(group["params"], self.layout.split(direction).values()):
                 p.add_(part, alpha=-group["lr"])
         self.steps += 1
         self.step_seconds.append(time.perf_counter() - start)
 
     def _recomputed(self, source: FisherSource) -> BlockDiagonal:
-        if self.method == "ekfac_ra":  # KFAC in its eigenbasis: s* starts at S_B ⊗ S_A
-            return in_eigenbasis(build(source, "kfac"))
-        return build(source, self.method)
+        kfac = build(source, "kfac", conv_factors=self.conv_factors)
+        self.factor_eigenvalues = {name: (block.eigen[0], block.eigen[2]) for name, block in kfac.blocks.items()
+                                   if isinstance(block, Kronecker)}
+        if self.method == "kfac":
+            return kfac
+        matrix = in_eigenbasis(kfac)  # s* = S_B ⊗ S_A: EKFAC-ra's start
+        if self.method == "ekfac":
+            refit_kfe_diagonal(matrix, source)
+        return matrix
+
+    def _damping(self, name: str, epsilon: float) -> float | Tensor:
+        """What the block's eigenvalues get added: ε, or App. A.4's ε + √ε (S_A ⊗ 1 + 1 ⊗ S_B) laid out
+        as the block's (out, width) eigenvalues."""
+        if self.damping_mode == "kfe" or name not in self.factor_eigenvalues:
+            return epsilon
+        sa, sb = self.factor_eigenvalues[name]
+        return epsilon + epsilon ** 0.5 * (sb[:, None] + sa[None, :])
 
     def _average_in(self, gradient: Tensor, batch_size: int) -> None:
         """EKFAC-ra's s* ← α s* + (1 − α) m (the mean gradient in the KFE)²."""
         for layer in self.layout.layers:
             block = self.matrix.blocks[layer.name]
             if isinstance(block, EigenKronecker):
-                rotated = block.ub.T @ block.form.matrix(gradient[layer.span]) @ block.ua
+                rotated = block.to_kfe(block.form.matrix(gradient[layer.span]))
                 block.scales = self.alpha * block.scales + (1 - self.alpha) * batch_size * rotated.square()

@@ -10,7 +10,8 @@ that drops the null space.
 
 Layer-structured representations are block diagonal: one block per layer (``BlockDiagonal``),
 each block a representation of its own slice. Kronecker blocks act on a layer's W̃ = [W, b]
-(``layout.AffineForm``).
+(``layout.AffineForm``), their input side through ``input_factors.InputFactor`` (dense, or
+per kernel position under SUA).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from functools import cached_property
 import torch
 from torch import Tensor
 
+from .input_factors import InputFactor, as_input_factor, kron, symmetric_eigen
 from .layout import AffineForm, ParameterLayout
 
 
@@ -131,58 +133,84 @@ class QuasiDiagonal(CurvatureMatrix):
         return self.form.permuted(matrix)
 
 
-def symmetric_eigen(matrix: Tensor) -> tuple[Tensor, Tensor]:
-    """eigh in float64, returned in the matrix's dtype: float32's eigh fails to converge on the
-    rank-deficient factors of wide convolutions (a ResNet-50's 4,608-wide A of a 3x3 conv over
-    few positions, many of them zero padding)."""
-    values, vectors = torch.linalg.eigh(matrix.double())
-    return values.to(matrix.dtype), vectors.to(matrix.dtype)
+class KroneckerEigenbasis:
+    """The rotation of a Kronecker block's W̃ into its KFE U_A ⊗ U_B and back, for a block that
+    gives its eigenvectors as ``_eigenvectors()``: (U_B, U_A as an ``InputFactor``)."""
+
+    def _eigenvectors(self) -> tuple[Tensor, InputFactor]: ...
+
+    def to_kfe(self, w: Tensor) -> Tensor:
+        """U_Bᵀ W̃ U_A, for W̃ (..., out, width)."""
+        ub, ua = self._eigenvectors()
+        return ub.T @ ua.times(w)
+
+    def from_kfe(self, rotated: Tensor) -> Tensor:
+        """U_B R U_Aᵀ: ``to_kfe``'s inverse."""
+        ub, ua = self._eigenvectors()
+        return ub @ ua.times(rotated, transposed=True)
 
 
-class Kronecker(CurvatureMatrix):
+class Kronecker(KroneckerEigenbasis, CurvatureMatrix):
     """KFAC's block of an affine layer, A ⊗ B acting as W̃ ↦ B W̃ A: A (width × width) the second
-    moment of the layer's inputs, B (out × out) that of its output gradients."""
+    moment of the layer's inputs, B (out × out) that of its output gradients. A is a Tensor, or an
+    ``InputFactor`` that keeps its structure (SUA's ``PerPositionFactor`` for a convolution)."""
 
-    def __init__(self, form: AffineForm, a: Tensor, b: Tensor):
+    def __init__(self, form: AffineForm, a: Tensor | InputFactor, b: Tensor):
         self.form, self.a, self.b = form, a, b
 
+    @property
+    def input_factor(self) -> InputFactor:
+        return as_input_factor(self.a)
+
     @cached_property
-    def eigen(self) -> tuple[Tensor, Tensor, Tensor, Tensor]:
-        """(eigenvalues of A, eigenvectors of A, eigenvalues of B, eigenvectors of B)."""
-        sa, ua = symmetric_eigen(self.a)
+    def eigen(self) -> tuple[Tensor, Tensor | InputFactor, Tensor, Tensor]:
+        """(eigenvalues of A, eigenvectors of A, eigenvalues of B, eigenvectors of B); A's as
+        ``InputFactor.eigen`` lays them out."""
+        sa, ua = self.input_factor.eigen()
         sb, ub = symmetric_eigen(self.b)
         return sa, ua, sb, ub
 
+    def _eigenvectors(self):
+        _, ua, _, ub = self.eigen
+        return ub, as_input_factor(ua)
+
     def mv(self, v):
-        return self.form.vector(self.b @ self.form.matrix(v) @ self.a)
+        return self.form.vector(self.b @ self.input_factor.times(self.form.matrix(v)))
 
     def solve(self, v, damping):
-        sa, ua, sb, ub = self.eigen
-        rotated = ub.T @ self.form.matrix(v) @ ua
-        return self.form.vector(ub @ (rotated / (sb[:, None] * sa[None, :] + damping)) @ ua.T)
+        sa, _, sb, _ = self.eigen
+        rotated = self.to_kfe(self.form.matrix(v))
+        return self.form.vector(self.from_kfe(rotated / (sb[:, None] * sa[None, :] + damping)))
 
     def trace(self):
-        return self.a.trace() * self.b.trace()
+        return self.input_factor.trace() * self.b.trace()
 
     def diag(self):
-        return self.form.vector(torch.outer(self.b.diagonal(), self.a.diagonal()))
+        return self.form.vector(torch.outer(self.b.diagonal(), self.input_factor.diagonal()))
 
     def dense(self):
-        return self.form.permuted(torch.kron(self.b, self.a))
+        return self.form.permuted(kron(self.b, self.input_factor.dense()))
 
 
-class EigenKronecker(CurvatureMatrix):
+class EigenKronecker(KroneckerEigenbasis, CurvatureMatrix):
     """EKFAC's block: the Kronecker-factored eigenbasis (KFE) U_A ⊗ U_B of KFAC's factors with its
     own diagonal s* = E[(U_Bᵀ G U_A)²] over per-example gradients G, acting as
-    W̃ ↦ U_B (s* ∘ (U_Bᵀ W̃ U_A)) U_Aᵀ."""
+    W̃ ↦ U_B (s* ∘ (U_Bᵀ W̃ U_A)) U_Aᵀ. U_A is a Tensor or an ``InputFactor`` (SUA's per-position
+    eigenvectors); s* is laid out as ``to_kfe``'s result."""
 
-    def __init__(self, form: AffineForm, ua: Tensor, ub: Tensor, scales: Tensor):
+    def __init__(self, form: AffineForm, ua: Tensor | InputFactor, ub: Tensor, scales: Tensor):
         self.form, self.ua, self.ub = form, ua, ub
         self.scales = scales  # s*, (out, width)
 
+    @property
+    def input_basis(self) -> InputFactor:
+        return as_input_factor(self.ua)
+
+    def _eigenvectors(self):
+        return self.ub, self.input_basis
+
     def _apply(self, v, scale):
-        rotated = self.ub.T @ self.form.matrix(v) @ self.ua
-        return self.form.vector(self.ub @ scale(rotated) @ self.ua.T)
+        return self.form.vector(self.from_kfe(scale(self.to_kfe(self.form.matrix(v)))))
 
     def mv(self, v):
         return self._apply(v, lambda r: self.scales * r)
@@ -194,10 +222,11 @@ class EigenKronecker(CurvatureMatrix):
         return self.scales.sum()
 
     def diag(self):
-        return self.form.vector((self.ub ** 2) @ self.scales @ (self.ua ** 2).T)
+        squares = self.input_basis.squared().times(self.scales, transposed=True)
+        return self.form.vector(self.ub.square() @ squares)
 
     def dense(self):
-        basis = torch.kron(self.ub, self.ua)
+        basis = kron(self.ub, self.input_basis.dense())
         return self.form.permuted((basis * self.scales.reshape(-1)) @ basis.T)
 
 

@@ -12,6 +12,10 @@ J(x_i)ᵀ ∇_f log p(y | f):
 * gaussian likelihood N(y | f, I), ∇_f log p(y | f) = y − f:
   - "exact": seeds e_a for every output a, so F = (1/n) Σ_i J_iᵀ J_i (the L² metric, 2.4.9);
   - "mc": ε ~ N(0, I) per sample, seeds ε/√samples; "empirical": seed y − f.
+* bernoulli likelihood, one independent Bernoulli per output with logit f_a (a sigmoid output
+  under binary cross-entropy, thesis ch. 4's auto-encoder), ∇_f log p(y | f) = y − σ(f):
+  - "exact": seeds √(σ_a(1 − σ_a)) e_a for every output a, since E[(y − σ)(y − σ)ᵀ] = diag(σ(1 − σ));
+  - "mc": ŷ_a ~ Bernoulli(σ_a) per sample, seeds (ŷ − σ)/√samples; "empirical": seed y − σ(f).
 
 Monte-Carlo draws are fixed per example when the source is made (uniform numbers turned into
 labels through the current probabilities), so every pass over the data sees the same matrix.
@@ -25,7 +29,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor, nn
 
-LIKELIHOODS = ("categorical", "gaussian")
+LIKELIHOODS = ("categorical", "gaussian", "bernoulli")
 VARIANTS = ("exact", "mc", "empirical")
 
 
@@ -35,7 +39,7 @@ class FisherSource:
 
     model: nn.Module
     x: Tensor
-    labels: Tensor | None = None  # class indices (categorical) or targets (gaussian), for "empirical"
+    labels: Tensor | None = None  # class indices (categorical), targets (gaussian) or {0, 1} targets (bernoulli)
     likelihood: str = "categorical"
     variant: str = "exact"
     samples: int = 1
@@ -60,7 +64,8 @@ class FisherSource:
         else:
             with torch.no_grad():
                 outputs = self.model(self.x[:1]).reshape(1, -1).shape[1]
-            self.draws = torch.randn(n, self.samples, outputs, generator=generator, dtype=dtype)
+            draw = torch.randn if self.likelihood == "gaussian" else torch.rand
+            self.draws = draw(n, self.samples, outputs, generator=generator, dtype=dtype)
 
     @property
     def n(self) -> int:
@@ -98,6 +103,8 @@ def output_seeds(out: Tensor, likelihood: str, variant: str, labels: Tensor | No
         if variant == "mc":
             return draws / draws.shape[1] ** 0.5
         return (labels.to(out).reshape(out.shape) - out)[:, None, :]
+    if likelihood == "bernoulli":
+        return _bernoulli_seeds(out, variant, labels, draws)
     p = torch.softmax(out, dim=1)
     eye = torch.eye(out.shape[1], dtype=out.dtype, device=out.device)
     if variant == "exact":
@@ -107,3 +114,12 @@ def output_seeds(out: Tensor, likelihood: str, variant: str, labels: Tensor | No
         sampled = torch.searchsorted(cumulative, draws.contiguous()).clamp_(max=out.shape[1] - 1)
         return (eye[sampled] - p[:, None, :]) / draws.shape[1] ** 0.5
     return (eye[labels.to(out.device).long()] - p)[:, None, :]
+
+
+def _bernoulli_seeds(logits: Tensor, variant: str, labels: Tensor | None, draws: Tensor) -> Tensor:
+    p = torch.sigmoid(logits)
+    if variant == "exact":
+        return torch.diag_embed((p * (1 - p)).sqrt())
+    if variant == "mc":
+        return ((draws < p[:, None, :]).to(p) - p[:, None, :]) / draws.shape[1] ** 0.5
+    return (labels.to(logits).reshape(logits.shape) - p)[:, None, :]

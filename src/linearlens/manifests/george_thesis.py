@@ -10,7 +10,7 @@ import re
 
 from ..analysis.george_thesis.ch2 import GAUSSIANS_PATH
 from ..analysis.george_thesis.ch3 import fisher_quality_paths, ntk_pair_paths
-from ..analysis.george_thesis.ch4 import mlp_classifier_paths
+from ..analysis.george_thesis.ch4 import frequency_paths, mlp_classifier_paths, search_paths, spectrum_path
 from ..analysis.george_thesis.ch5 import (
     closed_forms_path,
     difficulty_claim_inputs,
@@ -32,7 +32,6 @@ DRAWINGS = "linearlens.figures.george_thesis"
 
 # Which issue builds each group of data figures.
 CURVATURE = "issue 26 (Fisher representations, KFAC/EKFAC)"
-EKFAC_TRAINING = "issue 27 (training with KFAC/EKFAC)"
 
 
 # --- Figure groups: a chapter's ``george_thesis: ch<N>: <group>`` configs -------------------------
@@ -100,6 +99,29 @@ def mlp_classifier_runs(spec: dict) -> dict[str, list[str]]:
 
 def mlp_classifier_inputs(spec: dict) -> dict[str, list[str]]:
     return {**mlp_classifier_runs(spec), "provenance": [f"results/data/{spec['dataset']}.json"]}
+
+
+# --- Chapter 4: the training groups (Figs 4.3-4.6, A.1-A.5) --------------------------------------
+
+def autoencoder_runs(spec: dict) -> dict[str, list[str]]:
+    return {"runs": search_paths(spec, "autoencoder"), "frequency": frequency_paths(spec, "autoencoder"),
+            "spectrum": [spectrum_path("autoencoder")] if spec.get("spectrum") else []}
+
+
+def autoencoder_inputs(spec: dict) -> dict[str, list[str]]:
+    return {**autoencoder_runs(spec), "provenance": [f"results/data/{spec['dataset']}.json"]}
+
+
+def cifar_runs(group: str):
+    return lambda spec: {"runs": search_paths(spec, group)}
+
+
+def cifar_inputs(group: str):
+    return lambda spec: {"runs": search_paths(spec, group), "provenance": [f"results/data/{spec['dataset']}.json"]}
+
+
+def cifar_figure(figure_id: str, title: str, section: str, group: str, caption: str) -> Entry:
+    return group_figure(figure_id, title, section, group, cifar_inputs(group), caption=caption)
 
 
 # --- Chapter 5: the runs of each figure group --------------------------------------------------
@@ -355,14 +377,27 @@ ENTRIES = [
                  "layer's parameters, in the parameter basis and in the Kronecker-factored eigenbasis (KFE); "
                  "(right) relative Frobenius error of amortised KFAC and of EKFAC against the exact empirical "
                  "Fisher over training."),
-    data_figure("fig_4_3", "MNIST deep auto-encoder: training loss per epoch and per second, validation, "
-                "sensitivity to η and ε", "Chapter 4", EKFAC_TRAINING),
-    data_figure("fig_4_4", "Auto-encoder: recomputation frequency of KFAC/EKFAC, and spectrum distance to the "
-                "empirical Fisher", "Chapter 4", EKFAC_TRAINING),
-    data_figure("fig_4_5", "VGG11 on CIFAR-10: EKFAC, EKFAC-ra, KFAC, SGD; loss per epoch and per second, "
-                "validation error", "Chapter 4", EKFAC_TRAINING),
-    data_figure("fig_4_6", "ResNet34 without BatchNorm on CIFAR-10: EKFAC-ra, KFAC, SGD+BN; loss per epoch and "
-                "per second, validation error", "Chapter 4", EKFAC_TRAINING),
+    group_figure("fig_4_3", "MNIST deep auto-encoder: training loss per epoch and per second, validation, "
+                 "sensitivity to η and ε", "Chapter 4", "autoencoder", autoencoder_inputs,
+                 caption="Fig 4.3: deep auto-encoder trained by EKFAC, EKFAC-ra, KFAC (amortised), SGD + BN and Adam + "
+                 "BN; (a) training loss per epoch and (b) per second of training, the per-epoch best run of each "
+                 "optimiser's search; (c) validation loss of the run with the best overall validation loss; "
+                 "(d) final training loss over the searched (η, ε)."),
+    group_figure("fig_4_4", "Auto-encoder: recomputation frequency of KFAC/EKFAC, and spectrum distance to the "
+                 "empirical Fisher", "Chapter 4", "autoencoder", autoencoder_inputs,
+                 caption="Fig 4.4: (a) training loss per epoch and (b) per second of KFAC and EKFAC recomputing their "
+                 "factors or eigenbasis at several frequencies, at the hyper-parameters their search selected; (c) ℓ2 "
+                 "distance between the eigenvalues of one layer's empirical Fisher and those of KFAC, EKFAC and "
+                 "EKFAC-ra in a KFE computed once at the start."),
+    cifar_figure("fig_4_5", "VGG11 on CIFAR-10: EKFAC, EKFAC-ra, KFAC, SGD; loss per epoch and per second, "
+                 "validation error", "Chapter 4", "vgg",
+                 "Fig 4.5: VGG11 trained by EKFAC, EKFAC-ra and KFAC without BatchNorm and by SGD with and without "
+                 "it; (a) training loss per epoch and (b) per second, the per-epoch best run of each optimiser and "
+                 "batch size; (c) validation error of the run with the best overall validation error."),
+    cifar_figure("fig_4_6", "ResNet34 without BatchNorm on CIFAR-10: EKFAC-ra, KFAC, SGD+BN; loss per epoch and "
+                 "per second, validation error", "Chapter 4", "resnet",
+                 "Fig 4.6: a residual network without BatchNorm (App. A.3's initialisation) trained by EKFAC-ra, "
+                 "KFAC and EKFAC, and with BatchNorm by SGD; panels as Fig 4.5."),
     # Chapter 5: lazy vs hasty (appendix C below)
     group_figure("fig_5_1", "Yin-yang toy: training loss of non-linear and linearised runs, and Δloss maps at "
                "three loss thresholds", "Chapter 5", "toy", toy_inputs, data_source=TOY_DATA),
@@ -387,16 +422,19 @@ ENTRIES = [
     group_figure("fig_6_6", "Complexity measures against the generalisation gap over width, label corruption and "
                  "VGG19 channels", "Chapter 6", "complexity", complexity_inputs),
     # Appendix A: EKFAC supplementary
-    data_figure("fig_A_1", "VGG11 on CIFAR-10: KFAC vs EKFAC training loss per epoch for several batch sizes",
-                "Appendix A", EKFAC_TRAINING),
-    data_figure("fig_A_2", "VGG11 on CIFAR-10: training loss per iteration and per second for several batch sizes",
-                "Appendix A", EKFAC_TRAINING),
-    data_figure("fig_A_3", "ResNet34 on CIFAR-10: KFAC vs EKFAC for several batch sizes", "Appendix A",
-                EKFAC_TRAINING),
-    data_figure("fig_A_4", "VGG11 on CIFAR-10 with a learning-rate schedule: loss per epoch and per second",
-                "Appendix A", EKFAC_TRAINING),
-    data_figure("fig_A_5", "ResNet34 on CIFAR-10 with a learning-rate schedule: loss per epoch and per second",
-                "Appendix A", EKFAC_TRAINING),
+    cifar_figure("fig_A_1", "VGG11 on CIFAR-10: KFAC vs EKFAC training loss per epoch for several batch sizes",
+                 "Appendix A", "vgg", "Fig A.1: KFAC and EKFAC (amortised) per epoch at each batch size, the "
+                 "per-epoch best run of each."),
+    cifar_figure("fig_A_2", "VGG11 on CIFAR-10: training loss per iteration and per second for several batch sizes",
+                 "Appendix A", "vgg", "Fig A.2: KFAC and EKFAC at each batch size, (a) per iteration and (b) per "
+                 "second."),
+    cifar_figure("fig_A_3", "ResNet34 on CIFAR-10: KFAC vs EKFAC for several batch sizes", "Appendix A", "resnet",
+                 "Fig A.3: as Fig A.1 for the residual network without BatchNorm."),
+    cifar_figure("fig_A_4", "VGG11 on CIFAR-10 with a learning-rate schedule: loss per epoch and per second",
+                 "Appendix A", "vgg", "Fig A.4: each optimiser at its batch size with η halved at fixed epochs, "
+                 "the per-epoch best run; (a) per epoch, (b) per second."),
+    cifar_figure("fig_A_5", "ResNet34 on CIFAR-10 with a learning-rate schedule: loss per epoch and per second",
+                 "Appendix A", "resnet", "Fig A.5: as Fig A.4 for the residual network without BatchNorm."),
     # Appendix B: NTK alignment supplementary
     group_figure("fig_B_1", "VGG11 on CIFAR-10: output change along the top-50 right singular vectors of the "
                  "Jacobian vs 50 random directions", "Appendix B", "perturbation", perturbation_inputs),
@@ -444,6 +482,9 @@ CLAIM_SETS = [
     group_claims("fisher_quality_claims", "showcase", lambda spec: {"runs": fisher_quality_paths(spec)}, "ch3"),
     group_claims("ntk_pair_claims", "showcase", lambda spec: {"runs": ntk_pair_paths(spec)}, "ch3"),
     group_claims("kfe_tracking_claims", "mlp_classifier", mlp_classifier_runs, "ch4"),
+    group_claims("autoencoder_claims", "autoencoder", autoencoder_runs, "ch4"),
+    group_claims("vgg_claims", "vgg", cifar_runs("vgg"), "ch4"),
+    group_claims("resnet_claims", "resnet", cifar_runs("resnet"), "ch4"),
     group_claims("toy_claims", "toy", toy_inputs, "ch5"),
     group_claims("analytic_claims", "analytic", analytic_claim_inputs, "ch5"),
     group_claims("difficulty_claims", "difficulty", difficulty_claim_inputs, "ch5"),

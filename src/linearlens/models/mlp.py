@@ -30,3 +30,23 @@ def mlp(in_features: int, hidden: list[int], out_features: int, activation: str 
         for parameter in model.parameters():
             parameter.mul_(init_scale)
     return model
+
+
+def autoencoder(in_features: int, encoder: list[int], activation: str = "sigmoid",
+                batch_norm: bool = False) -> nn.Sequential:
+    """A deep auto-encoder (Hinton & Salakhutdinov's, thesis ch. 4): Linear layers of the widths
+    ``encoder`` (the last one the code), each followed by ``activation``, then the mirrored decoder
+    with its own (untied) weights back to ``in_features``. The output is the reconstruction's
+    logits, for binary cross-entropy with logits. batch_norm puts a BatchNorm1d before every
+    hidden activation (the first-order baselines' variant)."""
+    if activation not in ACTIVATIONS:
+        raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}")
+    widths = [in_features, *encoder, *reversed(encoder[:-1])]
+    layers: list[nn.Module] = [nn.Flatten()]
+    for width_in, width_out in zip(widths, widths[1:]):
+        layers.append(nn.Linear(width_in, width_out))
+        if batch_norm:
+            layers.append(nn.BatchNorm1d(width_out))
+        layers.append(ACTIVATIONS[activation]())
+    layers.append(nn.Linear(widths[-1], in_features))
+    return nn.Sequential(*layers)

@@ -58,11 +58,12 @@ def resnet(widths: tuple[int, ...] = (16, 32, 64), blocks: tuple[int, ...] = (3,
     blocks (stride 2 at the start of every stage but the first), global average pooling and a
     linear read-out. shortcut "A" (zero-padding, Idelbayev's CIFAR implementation) or "B" (1x1
     projections). init "kaiming" redraws every conv and linear weight from the He normal;
-    "default" keeps PyTorch's initialisation."""
+    "residual_a3" is George's App. A.3 for training without BatchNorm; "default" keeps PyTorch's
+    initialisation."""
     if shortcut not in ("A", "B"):
         raise ValueError(f"shortcut must be 'A' or 'B', got {shortcut!r}")
-    if init not in ("default", "kaiming"):
-        raise ValueError(f"init must be 'default' or 'kaiming', got {init!r}")
+    if init not in ("default", "kaiming", "residual_a3"):
+        raise ValueError(f"init must be 'default', 'kaiming' or 'residual_a3', got {init!r}")
     if len(widths) != len(blocks):
         raise ValueError(f"one block count per stage: widths {widths}, blocks {blocks}")
     layers: list[nn.Module] = [CONV[dims](in_channels, widths[0], 3, padding=1, bias=not batch_norm),
@@ -80,7 +81,32 @@ def resnet(widths: tuple[int, ...] = (16, 32, 64), blocks: tuple[int, ...] = (3,
         for module in model.modules():
             if isinstance(module, (nn.Conv1d, nn.Conv2d, nn.Linear)):
                 nn.init.kaiming_normal_(module.weight)
+    elif init == "residual_a3":
+        _residual_a3_init(model)
     return model
+
+
+def _residual_a3_init(model: nn.Sequential) -> None:
+    """George's thesis, App. A.3, for residual networks trained without BatchNorm (n the fan-in, biases
+    0): W ~ N(0, 2/n) for a layer right after a ReLU (He); N(0, 1/n) for a layer after no activation
+    (the stem on the image, the shortcut projections); N(0, 0.2/n) for the last convolution of each
+    residual block (a tenth of He's, after Goyal et al. 2017). The read-out follows a ReLU and a
+    pooling: 2/n."""
+    def draw(module: nn.Module, variance: float) -> None:
+        fan_in = module.weight[0].numel()
+        nn.init.normal_(module.weight, 0.0, (variance / fan_in) ** 0.5)
+        if module.bias is not None:
+            nn.init.zeros_(module.bias)
+
+    draw(model[0], 1.0)
+    for module in model.modules():
+        if isinstance(module, BasicBlock):
+            draw(module.conv1, 2.0)
+            draw(module.conv2, 0.2)
+            if module.projection is not None:
+                draw(module.projection[0], 1.0)
+        elif isinstance(module, nn.Linear):
+            draw(module, 2.0)
 
 
 def cifar_resnet(blocks_per_stage: int = 3, num_classes: int = 10, in_channels: int = 3, width: int = 16,

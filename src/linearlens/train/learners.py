@@ -57,9 +57,13 @@ class SupervisedLearner:
         inputs = self.x[indices]
         if self.augment is not None:
             inputs = self.augment(inputs, step)
-        loss = self.loss(self.model(inputs), self.y[indices])
+        targets = self.y[indices]
+        loss = self.loss(self.model(inputs), targets)
         loss.backward()
-        self.optimizer.step()
+        if getattr(self.optimizer, "steps_on_batch", False):  # curvature estimated on the minibatch
+            self.optimizer.step(inputs, targets)
+        else:
+            self.optimizer.step()
         for tracker in self.trackers:
             tracker.after_step()
         return loss.detach()

@@ -7,11 +7,29 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+import pandas as pd
+
 from ...analysis.george_thesis.ch4 import (
+    OPTIMISER_LABELS,
+    batch_size_settings,
+    best_validation_runs,
+    common_time,
+    envelope,
+    envelope_wins,
     error_summary,
+    final_by_setting,
+    loss_by_time,
+    main_settings,
+    mean_log_gain,
     mean_off_diagonal,
     read_correlations,
     read_errors,
+    read_runs,
+    relative_distances,
+    run_name,
+    selected_run,
+    setting_envelopes,
     theorem_margins,
 )
 from ...manifests.jobs import ClaimsJob
@@ -74,4 +92,272 @@ def kfe_tracking_claims(job: ClaimsJob) -> list[ClaimCheck]:
                    "minus the recompute step): EKFAC < KFAC",
                    f"EKFAC {ekfac['drift']:+.4f}, KFAC {kfac['drift']:+.4f}",
                    bool(ekfac["drift"] < kfac["drift"])),
+    ]
+
+
+# --- Figs 4.3-4.4: the auto-encoder ---
+
+
+@dataclass(frozen=True)
+class AutoencoderThresholds:
+    """Spec §3 H5-H6. Orderings of per-epoch envelopes hold at ``epoch_share`` of the epochs after the first
+    (the curves start together); "similar validation" is a best validation loss within ``validation_ratio``
+    of KFAC's; KFAC's spectrum distance "grows" by ``kfac_growth`` from its first tracked value, and EKFAC's
+    "stays small": its time-averaged relative distance below KFAC's. Wall-clock orderings are asserted only
+    where ``timings_meaningful`` (a GPU at paper scale; T-EK-9)."""
+
+    epoch_share: float = 0.8
+    validation_ratio: float = 1.1
+    kfac_growth: float = 10.0
+    timings_meaningful: bool = True
+
+
+AUTOENCODER_THRESHOLDS = {"quick": AutoencoderThresholds(timings_meaningful=False),
+                          "paper": AutoencoderThresholds()}
+EKFAC_VARIANTS = ("ekfac", "ekfac_ra")
+
+
+def autoencoder_claims(job: ClaimsJob) -> list[ClaimCheck]:
+    """H5 (EKFAC and EKFAC-ra below KFAC and the baselines per epoch; EKFAC-ra faster in wall-clock; similar
+    validation) and H6 (amortised EKFAC degrades less than amortised KFAC; KFAC's spectrum drifts from G's,
+    EKFAC's stays close) on the auto-encoder's runs."""
+    limits = AUTOENCODER_THRESHOLDS[job.params["thresholds"]]
+    spec = job.params["spec"]
+    frame = read_runs(job.inputs["runs"]).dropna(subset=["train_loss"])
+    return [*_per_epoch_checks(frame, limits), _wall_clock_check(frame, limits), _validation_check(frame, limits),
+            *_amortisation_checks(job, spec, frame), *_spectrum_checks(job, limits)]
+
+
+def _per_epoch_checks(frame: pd.DataFrame, limits: AutoencoderThresholds) -> list[ClaimCheck]:
+    envelopes = envelope(frame[frame["epoch"] >= 1])
+    others = [o for o in envelopes["optimiser"].unique() if o not in EKFAC_VARIANTS]
+    checks = []
+    for method in EKFAC_VARIANTS:
+        wins = {other: envelope_wins(envelopes, method, other) for other in others}
+        measured = ", ".join(f"{OPTIMISER_LABELS[o]} {won}/{total}" for o, (won, total) in wins.items())
+        finals = envelopes[envelopes["epoch"] == envelopes["epoch"].max()].set_index("optimiser")["train_loss"]
+        checks.append(ClaimCheck(
+            "H5", "fig_4_3", f"{OPTIMISER_LABELS[method]} minimises the training loss faster per epoch than KFAC and "
+            "the baselines (Fig 4.3a)",
+            f"per-epoch envelope (best run at each epoch) below every other optimiser's at ≥ {limits.epoch_share:.0%} "
+            f"of epochs 1 to the last",
+            f"epochs below: {measured}; final envelope losses "
+            + ", ".join(f"{OPTIMISER_LABELS[o]} {v:.4g}" for o, v in finals.sort_values().items()),
+            all(won >= limits.epoch_share * total for won, total in wins.values())))
+    return checks
+
+
+def _wall_clock_check(frame: pd.DataFrame, limits: AutoencoderThresholds) -> ClaimCheck:
+    envelopes = envelope(frame)
+    seconds = common_time(envelopes)
+    reached = loss_by_time(envelopes, seconds).sort_values()
+    measured = (f"lowest envelope loss within {seconds:.3g} s (the time every optimiser's runs cover): "
+                + ", ".join(f"{OPTIMISER_LABELS[o]} {v:.4g}" for o, v in reached.items()))
+    return ClaimCheck("H5", "fig_4_3", "EKFAC-ra's cheap tracking of s* makes it faster in wall-clock time (Fig 4.3b)",
+                      "EKFAC-ra's envelope the lowest at the longest training time all optimisers reach"
+                      + ("" if limits.timings_meaningful else "; not asserted at this scale: CPU timings (T-EK-9)"),
+                      measured, bool(reached.index[0] == "ekfac_ra") if limits.timings_meaningful else None)
+
+
+def _validation_check(frame: pd.DataFrame, limits: AutoencoderThresholds) -> ClaimCheck:
+    best = best_validation_runs(frame).groupby("optimiser")["val_loss"].min()
+    ratios = {method: best[method] / best["kfac"] for method in EKFAC_VARIANTS}
+    return ClaimCheck("H5", "fig_4_3", "EKFAC and EKFAC-ra keep a validation performance similar to KFAC's (Fig 4.3c)",
+                      f"best overall validation loss within ×{limits.validation_ratio:g} of KFAC's, either way",
+                      ", ".join(f"{OPTIMISER_LABELS[m]} / KFAC {r:.3f}" for m, r in ratios.items())
+                      + f" (KFAC {best['kfac']:.4g})",
+                      all(1 / limits.validation_ratio <= r <= limits.validation_ratio for r in ratios.values()))
+
+
+def _amortisation_checks(job: ClaimsJob, spec: dict, search: pd.DataFrame) -> list[ClaimCheck]:
+    """Final training loss of the selected KFAC and EKFAC at each amortised frequency both have."""
+    curves = [read_runs(job.inputs["frequency"])] if job.inputs["frequency"] else []
+    for optimiser in spec.get("frequencies", {}):
+        curves.append(search[search["run"] == run_name(selected_run(search, spec, optimiser))])
+    finals = final_by_setting(pd.concat(curves))
+    frequencies = {method: {f for o, f in finals.index if o == method} for method in ("kfac", "ekfac")}
+    shared = sorted((frequencies["kfac"] & frequencies["ekfac"]) - {1})
+    if not shared:
+        return [ClaimCheck("H6", "fig_4_4", "amortised EKFAC preserves its optimisation performance better than "
+                           "amortised KFAC (Fig 4.4a)", "needs KFAC and EKFAC at a shared amortised frequency",
+                           "no shared frequency configured", None)]
+    strong = finals.get(("kfac", 1))
+    measured = "; ".join(f"freq {f:g}: EKFAC {finals[('ekfac', f)]:.4g}, KFAC {finals[('kfac', f)]:.4g}" for f in shared)
+    return [ClaimCheck("H6", "fig_4_4", "amortised EKFAC preserves its optimisation performance better than "
+                       "amortised KFAC (Fig 4.4a)",
+                       "final training loss of the selected EKFAC below the selected KFAC's at every amortised "
+                       "frequency both ran",
+                       measured + ("" if strong is None else f"; KFAC freq 1 (strong baseline) {strong:.4g}"),
+                       all(finals[("ekfac", f)] < finals[("kfac", f)] for f in shared))]
+
+
+def _spectrum_checks(job: ClaimsJob, limits: AutoencoderThresholds) -> list[ClaimCheck]:
+    if not job.inputs["spectrum"]:
+        return []
+    tracked = pd.read_csv(job.inputs["spectrum"][0])
+    relative = relative_distances(tracked)
+    absolute = tracked.dropna(subset=["kfac_distance"])["kfac_distance"]
+    growth = absolute.iloc[-1] / absolute.iloc[0]
+    averages = relative.mean()
+    return [
+        ClaimCheck("H6", "fig_4_4", "the spectrum of G_KFAC quickly diverges from that of G (Fig 4.4c)",
+                   f"KFAC's ℓ2 distance at the last tracked step ≥ {limits.kfac_growth:g}× its first",
+                   f"×{growth:.3g} ({absolute.iloc[0]:.3g} → {absolute.iloc[-1]:.3g})",
+                   bool(growth >= limits.kfac_growth)),
+        ClaimCheck("H6", "fig_4_4", "EKFAC and EKFAC-ra's frequent re-estimation of s* keeps their spectra much closer "
+                   "to G's (Fig 4.4c)",
+                   "distance over ‖λ(G)‖ averaged over the tracked steps: EKFAC and EKFAC-ra each below KFAC",
+                   ", ".join(f"{OPTIMISER_LABELS[m]} {averages[m]:.3f}" for m in ("ekfac", "ekfac_ra", "kfac")),
+                   bool(averages["ekfac"] < averages["kfac"] and averages["ekfac_ra"] < averages["kfac"])),
+    ]
+
+
+# --- Figs 4.5-4.6, A.1-A.5: the CIFAR networks ---
+
+
+@dataclass(frozen=True)
+class CifarThresholds:
+    """Spec §3 H7. Per-epoch orderings of envelopes as for the auto-encoder (``epoch_share`` of epochs 1 to
+    the last), asserted at both scales; the wall-clock and batch-size claims only where
+    ``paper_only_asserted`` (spec §3: "not meaningful at quick scale"), their numbers reported anyway;
+    "maintains good generalisation": the best validation error within ``validation_margin`` (absolute) of
+    the best first-order baseline's."""
+
+    epoch_share: float = 0.8
+    validation_margin: float = 0.02
+    paper_only_asserted: bool = True
+
+
+CIFAR_THRESHOLDS = {"quick": CifarThresholds(paper_only_asserted=False), "paper": CifarThresholds()}
+PAPER_ONLY = "; asserted at paper scale only (CPU timings and a toy network here)"
+
+
+def _label_of(setting: tuple[str, int]) -> str:
+    return f"{OPTIMISER_LABELS.get(setting[0], setting[0])}, batch {setting[1]}"
+
+
+def _ordering_check(envelopes: pd.DataFrame, method: str, others: list[str], limits, figure: str,
+                    statement: str) -> ClaimCheck:
+    wide = envelopes[envelopes["epoch"] >= 1].pivot_table(index="epoch", columns="setting", values="train_loss")
+    wins = {}
+    for other in others:
+        both = wide[[method, other]].dropna() if {method, other} <= set(wide.columns) else wide.iloc[:0]
+        wins[other] = (int((both[method] < both[other]).sum()), len(both))
+    measured = ", ".join(f"{other} {won}/{total}" for other, (won, total) in wins.items())
+    return ClaimCheck("H7", figure, statement,
+                      f"{method}'s per-epoch envelope below each other's at ≥ {limits.epoch_share:.0%} of epochs 1 "
+                      f"to the last", f"epochs below: {measured}",
+                      bool(wins) and all(total > 0 and won >= limits.epoch_share * total for won, total in wins.values()))
+
+
+def _time_check(envelopes: pd.DataFrame, expected_first: str, beaten: list[str], limits, figure: str,
+                statement: str) -> ClaimCheck:
+    chosen = envelopes[envelopes["setting"].isin([expected_first, *beaten])]
+    seconds = float(chosen.groupby("setting")["seconds"].max().min())
+    reached = chosen[chosen["seconds"] <= seconds].groupby("setting")["train_loss"].min().sort_values()
+    measured = f"lowest loss within {seconds:.3g} s: " + ", ".join(f"{k} {v:.4g}" for k, v in reached.items())
+    passed = bool(all(reached[expected_first] < reached[b] for b in beaten if b in reached))
+    return ClaimCheck("H7", figure, statement, "lower envelope loss at the longest time all reach"
+                      + ("" if limits.paper_only_asserted else PAPER_ONLY), measured,
+                      passed if limits.paper_only_asserted else None)
+
+
+def _catch_up_check(envelopes: pd.DataFrame, kfac: str, ekfac: str, ekfac_ra: str, limits) -> ClaimCheck:
+    """KFAC at a smaller batch at or below EKFAC, and above EKFAC-ra, at the longest time all three reach."""
+    chosen = envelopes[envelopes["setting"].isin([kfac, ekfac, ekfac_ra])]
+    seconds = float(chosen.groupby("setting")["seconds"].max().min())
+    reached = chosen[chosen["seconds"] <= seconds].groupby("setting")["train_loss"].min()
+    measured = f"lowest loss within {seconds:.3g} s: " + ", ".join(f"{k} {v:.4g}" for k, v in reached.sort_values().items())
+    passed = bool(reached[kfac] <= reached[ekfac] and reached[ekfac_ra] < reached[kfac])
+    return ClaimCheck("H7", "fig_4_5", f"{kfac} catches up with EKFAC but not EKFAC-ra in wall-clock time",
+                      f"at the longest time all three reach: {kfac}'s envelope ≤ EKFAC's and > EKFAC-ra's"
+                      + ("" if limits.paper_only_asserted else PAPER_ONLY), measured,
+                      passed if limits.paper_only_asserted else None)
+
+
+def _generalisation_check(frame: pd.DataFrame, method: tuple[str, int], baselines: list[tuple[str, int]], limits,
+                          figure: str) -> ClaimCheck:
+    constant = frame[frame["halve_every"].isna()]
+
+    def best(setting):
+        rows = constant[(constant["optimiser"] == setting[0]) & (constant["batch_size"] == setting[1])]
+        return float(rows["val_error"].min())
+
+    errors = {_label_of(s): best(s) for s in [method, *baselines]}
+    reference = min(errors[_label_of(b)] for b in baselines)
+    return ClaimCheck("H7", figure, f"models trained with {OPTIMISER_LABELS[method[0]]} maintain good generalisation",
+                      f"best validation error within {limits.validation_margin:g} of the best first-order "
+                      f"baseline's", ", ".join(f"{k} {v:.3f}" for k, v in errors.items()),
+                      bool(errors[_label_of(method)] <= reference + limits.validation_margin))
+
+
+def _batch_size_gains(frame: pd.DataFrame, spec: dict) -> dict[int, float]:
+    """EKFAC's mean log gain over KFAC per batch size (> 0: EKFAC lower on average)."""
+    envelopes = setting_envelopes(frame, batch_size_settings(spec))
+    sizes = sorted({size for _, size in batch_size_settings(spec)})
+    return {size: mean_log_gain(envelopes, _label_of(("ekfac", size)), _label_of(("kfac", size))) for size in sizes}
+
+
+def _schedule_check(frame: pd.DataFrame, spec: dict, limits, figure: str) -> ClaimCheck:
+    size = spec["optimisers"]["ekfac"].get("batch_sizes", spec["batch_sizes"])[0]
+    envelopes = setting_envelopes(frame, [("ekfac", size), ("kfac", size)], scheduled=True)
+    return _ordering_check(envelopes, _label_of(("ekfac", size)), [_label_of(("kfac", size))], limits, figure,
+                           "with a learning-rate schedule EKFAC still shows some optimisation benefit over KFAC")
+
+
+def vgg_claims(job: ClaimsJob) -> list[ClaimCheck]:
+    """H7 on the VGG group: EKFAC below KFAC and the SGD baselines per epoch (amortised KFE); EKFAC-ra's
+    wall-clock gain and KFAC at the smaller batch catching EKFAC but not EKFAC-ra in time (paper scale);
+    generalisation kept; EKFAC's gain shrinking with the batch size (paper scale); the schedule."""
+    limits = CIFAR_THRESHOLDS[job.params["thresholds"]]
+    spec = job.params["spec"]
+    frame = read_runs(job.inputs["runs"]).dropna(subset=["train_loss"])
+    settings = main_settings(spec)
+    envelopes = setting_envelopes(frame, settings)
+    first = {name: size for name, size in settings[:len(spec["optimisers"])]}
+    ekfac, ekfac_ra = _label_of(("ekfac", first["ekfac"])), _label_of(("ekfac_ra", first["ekfac_ra"]))
+    others = [_label_of((name, first[name])) for name in ("kfac", "sgd", "sgd_bn") if name in first]
+    small_kfac = [_label_of(s) for s in settings[len(spec["optimisers"]):] if s[0] == "kfac"]
+    gains = _batch_size_gains(frame, spec)
+    sizes = sorted(gains)
+    return [
+        _ordering_check(envelopes, ekfac, others, limits, "fig_4_5", "EKFAC yields better optimisation than KFAC "
+                        "and the SGD baselines in training loss per epoch when the KFE is amortised"),
+        _time_check(envelopes, ekfac_ra, others, limits, "fig_4_5", "EKFAC-ra shows wall-clock improvements over "
+                    "the baselines"),
+        *[_catch_up_check(envelopes, kfac, ekfac, ekfac_ra, limits) for kfac in small_kfac],
+        _generalisation_check(frame, ("ekfac", first["ekfac"]), [("sgd", first["sgd"]), ("sgd_bn", first["sgd_bn"])],
+                              limits, "fig_4_5"),
+        ClaimCheck("H7", "fig_A_1", "EKFAC's optimisation gain over KFAC diminishes as the batch size gets smaller",
+                   "mean log(KFAC / EKFAC envelope loss) over epochs rises with the batch size"
+                   + ("" if limits.paper_only_asserted else PAPER_ONLY),
+                   ", ".join(f"batch {size} {gains[size]:+.3f}" for size in sizes),
+                   bool(all(np.diff([gains[size] for size in sizes]) > 0)) if limits.paper_only_asserted else None),
+        _schedule_check(frame, spec, limits, "fig_A_4"),
+    ]
+
+
+def resnet_claims(job: ClaimsJob) -> list[ClaimCheck]:
+    """H7 on the residual group: EKFAC-ra below KFAC (amortised) and SGD + BN per epoch and (paper scale) per
+    second; EKFAC's gain over KFAC the same sign at every batch size (paper scale); the schedule."""
+    limits = CIFAR_THRESHOLDS[job.params["thresholds"]]
+    spec = job.params["spec"]
+    frame = read_runs(job.inputs["runs"]).dropna(subset=["train_loss"])
+    settings = main_settings(spec)
+    envelopes = setting_envelopes(frame, settings)
+    first = dict(settings[:len(spec["optimisers"])])
+    ekfac_ra = _label_of(("ekfac_ra", first["ekfac_ra"]))
+    others = [_label_of(("kfac", first["kfac"])), _label_of(("sgd_bn", first["sgd_bn"]))]
+    gains = _batch_size_gains(frame, spec)
+    return [
+        _ordering_check(envelopes, ekfac_ra, others, limits, "fig_4_6", "EKFAC-ra outperforms KFAC (amortised) and "
+                        "SGD with BN in training loss per epoch"),
+        _time_check(envelopes, ekfac_ra, others, limits, "fig_4_6", "EKFAC-ra outperforms KFAC and SGD with BN per "
+                    "compute time"),
+        ClaimCheck("H7", "fig_A_3", "EKFAC's optimisation gain over KFAC remains consistent across batch sizes",
+                   "mean log(KFAC / EKFAC envelope loss) over epochs positive at every batch size"
+                   + ("" if limits.paper_only_asserted else PAPER_ONLY),
+                   ", ".join(f"batch {size} {gain:+.3f}" for size, gain in sorted(gains.items())),
+                   bool(all(gain > 0 for gain in gains.values())) if limits.paper_only_asserted else None),
+        _schedule_check(frame, spec, limits, "fig_A_5"),
     ]

@@ -11,24 +11,27 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from ...analysis.george_thesis.ch4 import run_name, uses_curvature
 from ...curvature import (
     AffineForm,
     BlockDiagonal,
     EigenKronecker,
     FisherSource,
+    KroneckerFactoredOptimizer,
     ParameterLayout,
     fisher,
     refit_kfe_diagonal,
 )
 from ...data.transforms import balanced_order
 from ...models.mlp import mlp
+from ...models.zoo import build_model
 from ...train.batches import EpochBatches
 from ...train.learners import SupervisedLearner
 from ...train.optimisers import build_optimiser
 from ...train.progress import Progress
 from ...train.runtime import choose_device, seed_everything
-from ...train.schedules import Every
-from ...train.session import Session
+from ...train.schedules import Every, StepDecay, constant, epoch_starts
+from ...train.session import DivergenceGuard, Scheduled, Session
 from ...train.tasks import load_task
 
 # --- Fig 4.2: KFAC and EKFAC against the exact empirical Fisher along an SGD trajectory ---
@@ -227,3 +230,179 @@ def mlp_classifier_run(data_npz, spec: dict, device: str = "auto") -> tuple[pd.D
                     "test_accuracy": np.float64(accuracy["test"]),
                     "parameters": np.int64(ParameterLayout(model).size), "n_train": np.int64(len(y))}
     return frame, correlations
+
+
+# --- Figs 4.3-4.6, A.1-A.5: training with KFAC, EKFAC, EKFAC-ra and first-order baselines ---
+
+# What each task trains on, and the likelihood whose empirical Fisher the curvature methods use.
+TASKS = {"reconstruction": "bernoulli", "classification": "categorical"}
+
+
+def reconstruction_loss(logits: Tensor, targets: Tensor) -> Tensor:
+    """Binary cross-entropy of the sigmoid reconstruction, summed over pixels and averaged over the
+    batch (Hinton & Salakhutdinov's and Martens & Grosse's convention for the MNIST auto-encoder)."""
+    return F.binary_cross_entropy_with_logits(logits, targets.flatten(1), reduction="sum") / len(logits)
+
+
+def training_optimiser(model: nn.Module, settings: dict, run: dict, likelihood: str, conv_factors: str):
+    """KFAC, EKFAC or EKFAC-ra (``settings["method"]``, its ``damping_mode``) or a torch optimiser
+    (``settings["name"]`` and its keywords), at the run's η (and ε)."""
+    if uses_curvature(settings):
+        return KroneckerFactoredOptimizer(model, run["lr"], run["damping"], settings["method"], run["freq"],
+                                          likelihood=likelihood, conv_factors=conv_factors,
+                                          damping_mode=settings.get("damping_mode", "kfe"))
+    arguments = {key: value for key, value in settings.items() if key not in ("batch_norm", "batch_sizes")}
+    return build_optimiser({**arguments, "lr": run["lr"]}, model.parameters())
+
+
+class EpochEvaluation:
+    """At each epoch's end: the training objective on the whole training set and the validation loss (and,
+    for a classifier, the validation error), the model in eval mode; the training seconds so far."""
+
+    def __init__(self, model: nn.Module, task: dict[str, Tensor], loss, classification: bool, steps_per_epoch: int):
+        self.model, self.task, self.loss = model, task, loss
+        self.classification, self.steps_per_epoch = classification, steps_per_epoch
+
+    def __call__(self, session: Session) -> dict:
+        self.model.eval()
+        with torch.no_grad():
+            row = {"epoch": session.step / self.steps_per_epoch, "seconds": session.seconds,
+                   "train_loss": self._loss("train"), "val_loss": self._loss("test")}
+            if self.classification:
+                predictions = self.model(self.task["x_test"]).argmax(1)
+                row["val_error"] = float((predictions != self.task["y_test"]).double().mean())
+        self.model.train()
+        return row
+
+    def _loss(self, split: str) -> float:
+        return float(self.loss(self.model(self.task[f"x_{split}"]), self.task[f"y_{split}"]))
+
+
+def training_run(task: dict[str, Tensor], spec: dict, run: dict, tracking=None) -> pd.DataFrame:
+    """One run of a group: ``spec["model"]`` (with BatchNorm when the optimiser's settings ask for it)
+    trained by the run's optimiser for ``spec["epochs"]`` epochs of its batch size, η halved every
+    ``halve_every`` epochs when the run has a schedule. One row per epoch (epoch 0 is the initial model);
+    a run whose loss grows past 3× its first or stops being finite ends as "diverged" (a curvature step
+    on non-finite gradients ends it too), its later epochs absent. ``tracking(model, batches)`` may add
+    (probes, trackers) to the session and the learner (Fig 4.4c's spectra)."""
+    settings = spec["optimisers"][run["optimiser"]]
+    classification = spec["task"] == "classification"
+    seed_everything(spec["seed"])  # every run of a seed starts from the same θ₀ (BN layers aside)
+    model = build_model({**spec["model"], **({"batch_norm": True} if settings.get("batch_norm") else {})})
+    model = model.to(task["x_train"].device, task["x_train"].dtype)
+    loss = F.cross_entropy if classification else reconstruction_loss
+    optimiser = training_optimiser(model, settings, run, TASKS[spec["task"]], spec.get("conv_factors", "kfc"))
+    batches = EpochBatches(len(task["x_train"]), run["batch_size"], spec["seed"])
+    epoch = batches.steps_per_epoch
+    halve = run.get("halve_every")
+    rate = StepDecay(range(halve * epoch, spec["epochs"] * epoch, halve * epoch), 0.5) if halve else constant
+    targets = task["y_train"] if classification else task["x_train"]
+    probes, trackers = tracking(model, batches) if tracking is not None else ([], [])
+    learner = SupervisedLearner(model, optimiser, loss, task["x_train"], targets, learning_rate=rate,
+                                trackers=trackers)
+    evaluation = EpochEvaluation(model, task if classification else {**task, "y_train": task["x_train"],
+                                                                      "y_test": task["x_test"]}, loss,
+                                 classification, epoch)
+    session = Session(learner, batches, spec["epochs"] * epoch, probes=[evaluation, *probes],
+                      evaluate_at=epoch_starts(epoch),
+                      guard=DivergenceGuard(), progress=Progress(spec["epochs"] * epoch, name=run_name(run)))
+    try:
+        record = session.run()
+        rows, ended = record.rows, record.ended
+    except torch.linalg.LinAlgError:  # eigh of factors gone non-finite: the run has diverged
+        rows, ended = session.rows, "diverged"
+    frame = pd.DataFrame.from_records(rows)
+    frame.insert(0, "run", run_name(run))
+    for key in ("optimiser", "batch_size", "lr", "damping", "freq", "halve_every"):
+        frame[key] = run.get(key)
+    frame["ended"] = ended
+    return frame
+
+
+def training_runs(data_npz, spec: dict, runs: list[dict], device: str = "auto") -> pd.DataFrame:
+    """A job's runs, one after the other, on the group's data (float32)."""
+    device = choose_device(device)
+    task = load_task(data_npz, layout="as_is", device=device)
+    return pd.concat([training_run(task, spec, run) for run in runs], ignore_index=True)
+
+
+# --- Fig 4.4c: the spectrum of one layer's empirical Fisher against KFAC's and EKFAC's, KFE fixed ---
+
+class SpectrumTracking:
+    """Along a training run, one Linear layer's exact empirical Fisher G on a fixed probe (per-example
+    BCE or cross-entropy gradients, observed targets) against three approximations in the KFE of the
+    probe's KFAC factors at θ₀, computed once and kept (the thesis: "we compute the KFE once at the
+    beginning and then keep it fixed"): KFAC's eigenvalues S_A ⊗ S_B, frozen with it; EKFAC's s*,
+    re-estimated on the current minibatch; EKFAC-ra's s*, the running average α s* + (1 − α) m (mean
+    minibatch gradient in the KFE)² updated at every step from S_A ⊗ S_B. At each logged step, the ℓ2
+    distance between G's eigenvalues and each approximation's (both sorted non-increasing).
+
+    A learner tracker (``before_step``/``after_step``: the running average sees every step) and a probe."""
+
+    def __init__(self, model: nn.Module, probe: tuple[Tensor, Tensor], likelihood: str, layer_index: int,
+                 minibatch, alpha: float = 0.75):
+        self.model, self.probe, self.likelihood, self.minibatch, self.alpha = model, probe, likelihood, minibatch, alpha
+        linear = [item for item in ParameterLayout(model).layers if isinstance(item.module, nn.Linear)]
+        if not 1 <= layer_index <= len(linear):
+            raise ValueError(f"spectrum layer {layer_index}: the network has Linear layers 1 to {len(linear)}")
+        self.layer = linear[layer_index - 1]
+        kfac = fisher(model, *probe, representation="kfac", likelihood=likelihood, variant="empirical")
+        self.kfe = kfe_of(kfac).blocks[self.layer.name]  # U_A, U_B and S_B ⊗ S_A at θ₀, kept
+        self.kfac_scales = self.kfe.scales.clone()
+        self.running = self.kfac_scales.clone()
+        self.batch_size = 0
+
+    def before_step(self, indices: Tensor) -> None:
+        self.batch_size = len(indices)
+
+    def after_step(self) -> None:
+        module = self.layer.module
+        gradient = torch.cat([p.grad.reshape(-1) for p in (module.weight, module.bias) if p is not None])
+        rotated = self.kfe.ub.T @ self.kfe.form.matrix(gradient) @ self.kfe.ua
+        self.running = self.alpha * self.running + (1 - self.alpha) * self.batch_size * rotated.square()
+
+    def __call__(self, session: Session) -> dict:
+        x, targets = self.probe
+        rows = fisher(self.model, x, targets, representation="low_rank", likelihood=self.likelihood,
+                      variant="empirical").rows[:, self.layer.span]
+        exact = torch.linalg.eigvalsh(rows.T @ rows).flip(0)
+        ekfac = EigenKronecker(self.kfe.form, self.kfe.ua, self.kfe.ub, self.kfac_scales.clone())
+        x_batch, y_batch = self.minibatch(session.step)
+        matrix = BlockDiagonal(ParameterLayout(self.model), {self.layer.name: ekfac})
+        refit_kfe_diagonal(matrix, FisherSource(self.model, x_batch, y_batch, self.likelihood, "empirical"))
+        row = {"spectrum_norm": float(exact.norm())}
+        for method, scales in (("kfac", self.kfac_scales), ("ekfac", ekfac.scales), ("ekfac_ra", self.running)):
+            row[f"{method}_distance"] = float((exact - scales.reshape(-1).sort(descending=True).values).norm())
+        return row
+
+    def state_dict(self) -> dict:
+        return {"running": self.running}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.running = state["running"]
+
+
+def spectrum_run(data_npz, spec: dict, run: dict, device: str = "auto") -> pd.DataFrame:
+    """Fig 4.4c: ``run`` (the selected EKFAC run) with SpectrumTracking of layer ``spectrum.layer`` on a
+    fixed probe of ``spectrum.probe_size`` training examples every ``spectrum.every`` steps; one row per
+    evaluation (the epoch rows carry the losses, the tracked rows the distances)."""
+    settings = spec["spectrum"]
+    device = choose_device(device)
+    task = load_task(data_npz, layout="as_is", device=device)
+    classification = spec["task"] == "classification"
+    x = task["x_train"]
+    y = task["y_train"] if classification else x.flatten(1)
+    if settings["probe_size"] > len(x):
+        raise ValueError(f"spectrum probe_size {settings['probe_size']} exceeds the {len(x)} training examples")
+    probe = torch.as_tensor(balanced_order(task["y_train"].cpu().numpy(), spec["seed"])[:settings["probe_size"]],
+                            device=device)
+
+    def tracking(model, batches):
+        def minibatch(step: int) -> tuple[Tensor, Tensor]:
+            indices = batches(step + 1).to(device)  # the batch of the step taken from w_step
+            return x[indices], y[indices]
+
+        tracker = SpectrumTracking(model, (x[probe], y[probe]), TASKS[spec["task"]], settings["layer"], minibatch)
+        return [Scheduled(tracker, Every(settings["every"]))], [tracker]
+
+    return training_run(task, spec, run, tracking)

@@ -1,20 +1,34 @@
-"""Figures for Chapter 4 (EKFAC) and appendix A. Here: Fig 4.1, a cartoon drawn from its caption, and Fig 4.2
-(gradient correlations in the KFE; KFAC vs EKFAC error against the exact empirical Fisher). To come: Figs
-4.3-4.6 and A.1-A.5 (issue 27)."""
+"""Figures for Chapter 4 (EKFAC) and appendix A. Here: Fig 4.1, a cartoon drawn from its caption, Fig 4.2
+(gradient correlations in the KFE; KFAC vs EKFAC error against the exact empirical Fisher), and Figs 4.3-4.4
+(the auto-encoder trained by KFAC, EKFAC, EKFAC-ra and first-order baselines; recompute frequency and spectra),
+Figs 4.5-4.6 and A.1-A.5 (the CIFAR networks: VGG11, and ResNet34 without BatchNorm; batch sizes; schedule)."""
 
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 from matplotlib.patches import Ellipse
 
 from ...analysis.george_thesis.ch4 import (
+    CURVATURE_METHODS,
     METHOD_LABELS,
+    OPTIMISER_LABELS,
+    batch_size_settings,
+    best_validation_runs,
+    envelope,
     error_summary,
+    final_losses,
     layer_numbers,
+    main_settings,
     mean_off_diagonal,
     read_correlations,
     read_errors,
+    read_runs,
+    run_name,
+    selected_run,
+    selection_batch_size,
+    setting_envelopes,
     theorem_margins,
 )
 from ...manifests.jobs import FigureJob
@@ -185,3 +199,236 @@ def plot_fig_4_2(job: FigureJob) -> None:
         f"(14×14, {'-'.join(str(w) for w in [196, *SPEC_CLASSIFIER['hidden'], 10])}; the thesis states no sizes): "
         f"{_departures(spec)}.")
     save_figure(fig, job.png_path, caption, job.data_source)
+
+
+# --- Figs 4.3-4.4: the auto-encoder ---
+
+OPTIMISER_COLOURS = {"ekfac": "#d62728", "ekfac_ra": "#9467bd", "kfac": "#1f77b4", "sgd_bn": "#2ca02c",
+                     "sgd": "#8c564b", "adam_bn": "#ff7f0e"}
+TIMING_NOTE = ("seconds of training (evaluations excluded) on the machine that ran the jobs, every run on one "
+               "such machine; CPU timings at quick scale are not comparable with the thesis's GPU ones (T-EK-9)")
+
+
+def _label(optimiser: str) -> str:
+    return OPTIMISER_LABELS.get(optimiser, optimiser)
+
+
+def _epoch_rows(frame):
+    return frame.dropna(subset=["train_loss"])
+
+
+def _envelope_panels(ax_epochs, ax_seconds, frame) -> None:
+    for optimiser, rows in envelope(_epoch_rows(frame)).groupby("optimiser", sort=False):
+        style = {"color": OPTIMISER_COLOURS.get(optimiser), "label": _label(optimiser)}
+        ax_epochs.plot(rows["epoch"], rows["train_loss"], **style)
+        ax_seconds.plot(rows["seconds"], rows["train_loss"], ".-", markersize=3, **style)
+    ax_epochs.set(xlabel="epoch", ylabel="training loss (best run at each epoch)", yscale="log",
+                  title="(a) training loss per epoch")
+    ax_seconds.set(xlabel="training time (s)", ylabel="training loss", yscale="log", xscale="log",
+                   title="(b) training loss per second")
+    ax_seconds.xaxis.set_minor_formatter(plt.NullFormatter())
+    ax_epochs.legend(fontsize=8)
+
+
+def _sensitivity_panels(axes, frame, spec: dict):
+    """(d) Final training loss over (η, ε) of each curvature optimiser at the selection batch size, one colour
+    scale for all; × a diverged run. Returns the scatter that carries the colour scale."""
+    finals = final_losses(_epoch_rows(frame)).reset_index()
+    finals = finals[(finals["batch_size"] == selection_batch_size(spec)) & finals["optimiser"].isin(CURVATURE_METHODS)]
+    finished = finals[finals["ended"] == "finished"]
+    norm = plt.matplotlib.colors.LogNorm(finished["train_loss"].min(), finished["train_loss"].max())
+    image = None
+    for ax, method in zip(axes, [m for m in spec["optimisers"] if m in CURVATURE_METHODS]):
+        rows = finals[finals["optimiser"] == method]
+        done = rows[rows["ended"] == "finished"]
+        image = ax.scatter(done["lr"], done["damping"], c=done["train_loss"], cmap="viridis_r", norm=norm, s=70)
+        failed = rows[rows["ended"] != "finished"]
+        ax.scatter(failed["lr"], failed["damping"], marker="x", color="k", s=50, label="diverged")
+        ax.set(xscale="log", yscale="log", xlabel="η", ylabel="ε",
+               title=f"(d) {_label(method)}: final training loss, batch {selection_batch_size(spec)}")
+        ax.margins(0.15)
+        if len(failed):
+            ax.legend(fontsize=7, loc="lower left")
+    return image
+
+
+def plot_fig_4_3(job: FigureJob) -> None:
+    """Fig 4.3: (a, b) per-epoch envelopes of the training loss against epochs and seconds; (c) validation loss
+    of each optimiser's best-validation run; (d) sensitivity of the curvature methods to (η, ε)."""
+    spec = job.params
+    frame = read_runs(job.inputs["runs"])
+    apply_style()
+    fig, axes = plt.subplots(2, 3, figsize=(15, 8.6), layout="constrained")
+    _envelope_panels(axes[0, 0], axes[0, 1], frame)
+    ax = axes[0, 2]
+    validation = best_validation_runs(_epoch_rows(frame))
+    for optimiser, rows in validation.groupby("optimiser", sort=False):
+        ax.plot(rows["epoch"], rows["val_loss"], color=OPTIMISER_COLOURS.get(optimiser), label=rows["run"].iloc[0])
+    ax.set(xlabel="epoch", ylabel="validation loss", yscale="log", title="(c) validation (best-validation run)")
+    ax.legend(fontsize=6)
+    image = _sensitivity_panels(axes[1], frame, spec)
+    fig.colorbar(image, ax=axes[1].tolist(), label="final training loss", shrink=0.9)
+    save_figure(fig, job.png_path, f"{job.caption} {_training_setup(spec, frame)}", job.data_source)
+
+
+def _training_setup(spec: dict, frame) -> str:
+    curvature = {name: settings for name, settings in spec["optimisers"].items() if "method" in settings}
+    runs = frame["run"].nunique()
+    diverged = frame.groupby("run")["ended"].last().ne("finished").sum()
+    freqs = sorted({settings["freq"] for settings in curvature.values()})
+    damping = sorted({settings.get("damping_mode", "kfe") for settings in curvature.values()})
+    model = ", ".join(f"{key} {value}" for key, value in spec["model"].items() if key != "name")
+    return (f"Model: {spec['model']['name']} ({model}), {spec['epochs']} epochs, seed {spec['seed']}; "
+            f"{runs} runs searched (η ∈ {spec['grid']['lr']}, ε ∈ {spec['grid']['damping']} for the curvature "
+            f"methods, η alone for the others, {spec.get('random_points', 0)} random points around each grid point, "
+            f"batch sizes {spec['batch_sizes']}), {diverged} of them diverged. KFAC/EKFAC recompute every "
+            f"{' or '.join(map(str, freqs))} steps on the current minibatch; empirical Fisher (observed targets); "
+            f"damping added in the KFE as {' and '.join(damping)} ('kfe': s + ε, Algorithm 1; 'factors': App. A.4). "
+            f"Training loss: the objective on the whole training set at each epoch's end. Time: {TIMING_NOTE}.")
+
+
+def plot_fig_4_4(job: FigureJob) -> None:
+    """Fig 4.4: (a, b) the selected KFAC and EKFAC runs at every recompute frequency, per epoch and per second;
+    (c) ℓ2 distance of KFAC's, EKFAC's and EKFAC-ra's eigenvalues to the empirical Fisher's, KFE fixed."""
+    spec = job.params
+    search = read_runs(job.inputs["runs"])
+    curves = [_epoch_rows(read_runs(job.inputs["frequency"]))] if job.inputs["frequency"] else []
+    for optimiser in spec.get("frequencies", {}):
+        chosen = run_name(selected_run(search, spec, optimiser))
+        curves.append(_epoch_rows(search[search["run"] == chosen]))
+    apply_style()
+    fig, (ax_epochs, ax_seconds, ax_spectrum) = plt.subplots(1, 3, figsize=(15, 4.4), layout="constrained")
+    for (optimiser, freq), rows in pd.concat(curves).groupby(["optimiser", "freq"]):
+        style = {"color": OPTIMISER_COLOURS.get(optimiser), "alpha": 0.35 + 0.65 * (1 / freq) ** 0.25,
+                 "label": f"{_label(optimiser)} freq {freq:g}", "linestyle": "-" if optimiser == "ekfac" else "--"}
+        ax_epochs.plot(rows["epoch"], rows["train_loss"], **style)
+        ax_seconds.plot(rows["seconds"], rows["train_loss"], **style)
+    ax_epochs.set(xlabel="epoch", ylabel="training loss", yscale="log", title="(a) per epoch")
+    ax_seconds.set(xlabel="training time (s)", ylabel="training loss", yscale="log", xscale="log",
+                   title="(b) per second")
+    ax_epochs.legend(fontsize=7)
+    tracked = pd.read_csv(job.inputs["spectrum"][0]).dropna(subset=["kfac_distance"])
+    for method in ("kfac", "ekfac", "ekfac_ra"):
+        ax_spectrum.plot(tracked["step"], tracked[f"{method}_distance"], color=OPTIMISER_COLOURS[method],
+                         label=_label(method))
+    ax_spectrum.plot(tracked["step"], tracked["spectrum_norm"], color="0.5", linestyle=":", label="‖λ(G)‖ (scale)")
+    settings = spec["spectrum"]
+    ax_spectrum.set(xlabel="iteration", ylabel="‖λ(G) − λ(Ĝ)‖₂", yscale="log",
+                    title=f"(c) spectrum distance, layer {settings['layer']}, KFE fixed at t = 0")
+    ax_spectrum.legend(fontsize=7)
+    caption = (f"{job.caption} (a, b): the (η, ε) each optimiser's search selected (lowest final training loss at "
+               f"batch {selection_batch_size(spec)}), retrained at the frequencies {spec.get('frequencies')} "
+               f"(freq 1: KFAC re-estimated and inverted at every update, the strong baseline) beside its searched "
+               f"frequency. (c): along the selected {_label(settings['optimiser'])} run, G the exact empirical Fisher "
+               f"block of Linear layer {settings['layer']} on a fixed class-balanced probe of {settings['probe_size']} "
+               f"training examples every {settings['every']} iterations; the KFE and KFAC's S_A ⊗ S_B from the "
+               f"probe's factors at θ₀, kept; EKFAC's s* re-estimated on the current minibatch in that KFE; "
+               f"EKFAC-ra's s* the running average (α = 0.75) of the squared minibatch-mean gradient × batch size in "
+               f"that KFE, updated at every step. Time: {TIMING_NOTE}. {_training_setup(spec, search)}")
+    save_figure(fig, job.png_path, caption, job.data_source)
+
+
+# --- Figs 4.5-4.6, A.1-A.5: the CIFAR networks ---
+
+SETTING_STYLES = ("-", "--", ":", "-.")
+
+
+def _setting_panels(axes, envelopes, x_columns=("epoch", "seconds")) -> None:
+    """One curve per setting (optimiser and batch size), coloured by optimiser, dashed by batch size."""
+    sizes = sorted(envelopes["batch_size"].unique())
+    for setting, rows in envelopes.groupby("setting", sort=False):
+        optimiser, batch_size = rows["optimiser"].iloc[0], rows["batch_size"].iloc[0]
+        style = {"color": OPTIMISER_COLOURS.get(optimiser), "label": setting,
+                 "linestyle": SETTING_STYLES[sizes.index(batch_size) % len(SETTING_STYLES)]}
+        for ax, x in zip(axes, x_columns):
+            ax.plot(rows[x], rows["train_loss"], **style)
+    labels = {"epoch": "epoch", "seconds": "training time (s)", "step": "iteration"}
+    for ax, x in zip(axes, x_columns):
+        ax.set(xlabel=labels[x], ylabel="training loss (best run at each point)", yscale="log",
+               xscale="log" if x == "seconds" else "linear")
+        ax.xaxis.set_minor_formatter(plt.NullFormatter())  # log-time minor labels overlap
+    axes[0].legend(fontsize=7)
+
+
+def _cnn_setup(spec: dict, frame) -> str:
+    return (f"{_training_setup(spec, frame)} Convolutions: {spec.get('conv_factors', 'kfc').upper()} factors "
+            f"(sua: the thesis's SUA). Curves are per-epoch envelopes over the searched (η, ε) of each optimiser "
+            f"and batch size; a validation panel shows the run with the best overall validation error.")
+
+
+def plot_main_cifar(job: FigureJob) -> None:
+    """Figs 4.5 and 4.6: (a, b) per-epoch envelopes per epoch and per second of each optimiser at its batch
+    size; (c) validation error of each setting's best-validation run."""
+    spec = job.params
+    frame = _epoch_rows(read_runs(job.inputs["runs"]))
+    apply_style()
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.6), layout="constrained")
+    settings = main_settings(spec)
+    _setting_panels(axes[:2], setting_envelopes(frame, settings))
+    axes[0].set_title("(a) training loss per epoch")
+    axes[1].set_title("(b) training loss per second")
+    constant = frame[frame["halve_every"].isna()] if "halve_every" in frame else frame
+    for optimiser, batch_size in settings:
+        runs = constant[(constant["optimiser"] == optimiser) & (constant["batch_size"] == batch_size)]
+        if runs.empty:
+            continue
+        best = best_validation_runs(runs, column="val_error")
+        axes[2].plot(best["epoch"], best["val_error"], color=OPTIMISER_COLOURS.get(optimiser),
+                     linestyle="--" if batch_size != settings[0][1] else "-",
+                     label=f"{_label(optimiser)}, batch {batch_size}")
+    axes[2].set(xlabel="epoch", ylabel="validation error", title="(c) validation error (best-validation run)")
+    axes[2].legend(fontsize=7)
+    save_figure(fig, job.png_path, f"{job.caption} {_cnn_setup(spec, frame)}", job.data_source)
+
+
+plot_fig_4_5 = plot_main_cifar
+plot_fig_4_6 = plot_main_cifar
+
+
+def plot_batch_sizes(job: FigureJob) -> None:
+    """Figs A.1 and A.3: KFAC and EKFAC per epoch at each batch size, one panel per batch size."""
+    spec = job.params
+    frame = _epoch_rows(read_runs(job.inputs["runs"]))
+    settings = batch_size_settings(spec)
+    sizes = sorted({size for _, size in settings})
+    apply_style()
+    fig, axes = plt.subplots(1, len(sizes), figsize=(4.6 * len(sizes), 4.2), layout="constrained", squeeze=False)
+    for ax, size in zip(axes[0], sizes):
+        _setting_panels([ax], setting_envelopes(frame, [s for s in settings if s[1] == size]), ("epoch",))
+        ax.set_title(f"batch {size}")
+    save_figure(fig, job.png_path, f"{job.caption} {_cnn_setup(spec, frame)}", job.data_source)
+
+
+plot_fig_A_1 = plot_batch_sizes
+plot_fig_A_3 = plot_batch_sizes
+
+
+def _two_panel_figure(job: FigureJob, settings: list[tuple[str, int]], x_columns: tuple[str, str],
+                      titles: tuple[str, str], scheduled: bool = False) -> None:
+    spec = job.params
+    frame = _epoch_rows(read_runs(job.inputs["runs"]))
+    apply_style()
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.4), layout="constrained")
+    _setting_panels(axes, setting_envelopes(frame, settings, scheduled=scheduled), x_columns)
+    for ax, title in zip(axes, titles):
+        ax.set_title(title)
+    save_figure(fig, job.png_path, f"{job.caption} {_cnn_setup(spec, frame)}", job.data_source)
+
+
+def plot_fig_A_2(job: FigureJob) -> None:
+    """Fig A.2: KFAC and EKFAC at every batch size, (a) per iteration and (b) per second."""
+    _two_panel_figure(job, batch_size_settings(job.params), ("step", "seconds"),
+                      ("(a) training loss per iteration", "(b) training loss per second"))
+
+
+def plot_schedule(job: FigureJob) -> None:
+    """Figs A.4 and A.5: each optimiser at its first batch size with η halved every ``halve_every`` epochs,
+    (a) per epoch and (b) per second."""
+    spec = job.params
+    settings = [s for s in main_settings(spec) if s not in [tuple(p) for p in spec.get("also_show", [])]]
+    _two_panel_figure(job, settings, ("epoch", "seconds"),
+                      (f"(a) per epoch, η halved every {spec['halve_every']} epochs", "(b) per second"), scheduled=True)
+
+
+plot_fig_A_4 = plot_schedule
+plot_fig_A_5 = plot_schedule
