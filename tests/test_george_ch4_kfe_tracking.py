@@ -13,14 +13,13 @@ import torch.nn.functional as F
 
 from linearlens.analysis.george_thesis.ch4 import recompute_drift, theorem_margins
 from linearlens.claims.george_thesis.ch4 import kfe_tracking_claims
-from linearlens.curvature import ParameterLayout
+from linearlens.curvature import ParameterLayout, in_eigenbasis
 from linearlens.experiments.george_thesis.ch4 import (
     METHODS,
     FisherTracking,
     empirical_fisher,
     gradient_correlations,
     kfe_errors,
-    kfe_of,
     mlp_classifier_run,
     refitted,
 )
@@ -79,7 +78,7 @@ def test_errors_in_the_kfe_equal_the_dense_frobenius_errors():
     x_probe, y_probe = examples(40)
     x_batch, y_batch = examples(12, seed=3)
     kfac = empirical_fisher(model, x_batch, y_batch, "kfac")
-    approximations = {"kfac": kfe_of(kfac), "ekfac": refitted(kfac, model, x_batch, y_batch),
+    approximations = {"kfac": in_eigenbasis(kfac), "ekfac": refitted(kfac, model, x_batch, y_batch),
                       "ekfac_probe": refitted(kfac, model, x_probe, y_probe)}
     rows = empirical_fisher(model, x_probe, y_probe, "low_rank").rows
     dense = empirical_fisher(model, x_probe, y_probe, "dense").dense()
@@ -101,7 +100,7 @@ def test_tracked_errors_equal_dense_ones_over_the_block_diagonal_and_the_full_fi
     x_probe, y_probe = examples(30)
     x_batch, y_batch = examples(10, seed=4)
     kfac = empirical_fisher(model, x_batch, y_batch, "kfac")
-    approximations = {"kfac": kfe_of(kfac), "ekfac": refitted(kfac, model, x_batch, y_batch)}
+    approximations = {"kfac": in_eigenbasis(kfac), "ekfac": refitted(kfac, model, x_batch, y_batch)}
     tracking = FisherTracking(model, (x_probe, y_probe), None, 10, 10, {"units": 1, "inputs": 1}, 1)
     row = tracking._errors(approximations)
     dense = empirical_fisher(model, x_probe, y_probe, "dense").dense()
@@ -123,8 +122,8 @@ def test_tracked_errors_equal_dense_ones_over_the_block_diagonal_and_the_full_fi
 def test_kfe_errors_refuse_blocks_in_different_bases():
     model = sigmoid_mlp()
     x, y = examples(20)
-    first = kfe_of(empirical_fisher(model, x[:10], y[:10], "kfac"))
-    other = kfe_of(empirical_fisher(model, x[10:], y[10:], "kfac"))
+    first = in_eigenbasis(empirical_fisher(model, x[:10], y[:10], "kfac"))
+    other = in_eigenbasis(empirical_fisher(model, x[10:], y[10:], "kfac"))
     name = ParameterLayout(model).layers[0].name
     rows = empirical_fisher(model, x, y, "low_rank").rows[:, ParameterLayout(model).layers[0].span]
     with pytest.raises(ValueError, match="same KFE"):

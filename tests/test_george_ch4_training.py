@@ -192,11 +192,11 @@ def test_spectrum_tracking_against_dense_fishers_and_the_running_average_by_hand
     reconstruction_loss(model(minibatch[0]), minibatch[1]).backward()
     module = layer.module
     gradient = torch.cat([module.weight.grad, module.bias.grad[:, None]], dim=1)
-    start = tracker.running.clone()
+    start = tracker.running.scales.clone()
     tracker.before_step(torch.arange(10))
     tracker.after_step()
     rotated = tracker.kfe.ub.T @ gradient @ tracker.kfe.ua
-    assert torch.allclose(tracker.running, 0.75 * start + 0.25 * 10 * rotated.square(), rtol=1e-10)
+    assert torch.allclose(tracker.running.scales, 0.75 * start + 0.25 * 10 * rotated.square(), rtol=1e-10)
 
 
 # --- figures and claims ---

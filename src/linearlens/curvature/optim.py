@@ -114,9 +114,13 @@ class KroneckerFactoredOptimizer(Optimizer):
         return epsilon + epsilon ** 0.5 * (sb[:, None] + sa[None, :])
 
     def _average_in(self, gradient: Tensor, batch_size: int) -> None:
-        """EKFAC-ra's s* ← α s* + (1 − α) m (the mean gradient in the KFE)²."""
         for layer in self.layout.layers:
             block = self.matrix.blocks[layer.name]
             if isinstance(block, EigenKronecker):
-                rotated = block.to_kfe(block.form.matrix(gradient[layer.span]))
-                block.scales = self.alpha * block.scales + (1 - self.alpha) * batch_size * rotated.square()
+                average_into(block, gradient[layer.span], batch_size, self.alpha)
+
+
+def average_into(block: EigenKronecker, gradient: Tensor, batch_size: int, alpha: float) -> None:
+    """EKFAC-ra's s* ← α s* + (1 − α) m (U_Bᵀ ∇W̃ U_A)², ∇ the layer's flat minibatch-mean gradient."""
+    rotated = block.to_kfe(block.form.matrix(gradient))
+    block.scales = alpha * block.scales + (1 - alpha) * batch_size * rotated.square()

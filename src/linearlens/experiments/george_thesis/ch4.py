@@ -20,8 +20,10 @@ from ...curvature import (
     KroneckerFactoredOptimizer,
     ParameterLayout,
     fisher,
+    in_eigenbasis,
     refit_kfe_diagonal,
 )
+from ...curvature.optim import average_into
 from ...data.transforms import balanced_order
 from ...models.mlp import mlp
 from ...models.zoo import build_model
@@ -50,19 +52,9 @@ def empirical_fisher(model: nn.Module, x: Tensor, labels: Tensor, representation
     return fisher(model, x, labels, representation=representation, variant="empirical")
 
 
-def kfe_of(kfac: BlockDiagonal) -> BlockDiagonal:
-    """EKFAC blocks in the eigenbasis of KFAC's factors, their diagonal still KFAC's S_A ⊗ S_B (a
-    refit replaces it)."""
-    blocks = {}
-    for name, block in kfac.blocks.items():
-        sa, ua, sb, ub = block.eigen
-        blocks[name] = EigenKronecker(block.form, ua, ub, torch.outer(sb, sa))
-    return BlockDiagonal(kfac.layout, blocks)
-
-
 def refitted(kfac: BlockDiagonal, model: nn.Module, x: Tensor, labels: Tensor) -> BlockDiagonal:
     """EKFAC in the KFE of ``kfac`` with s* re-estimated on (x, labels) at the model's current parameters."""
-    matrix = kfe_of(kfac)
+    matrix = in_eigenbasis(kfac)
     refit_kfe_diagonal(matrix, FisherSource(model, x, labels, variant="empirical"))
     return matrix
 
@@ -137,7 +129,7 @@ class FisherTracking:
             self.recomputed_at = step
         x_probe, y_probe = self.probe
         # KFAC as (U_A ⊗ U_B)(S_A ⊗ S_B)(U_A ⊗ U_B)ᵀ: the same matrix as A ⊗ B, in the KFE shared with EKFAC
-        approximations = {"kfac": kfe_of(self.kfac), "ekfac": refitted(self.kfac, self.model, x_batch, y_batch),
+        approximations = {"kfac": in_eigenbasis(self.kfac), "ekfac": refitted(self.kfac, self.model, x_batch, y_batch),
                           "ekfac_probe": refitted(self.kfac, self.model, x_probe, y_probe)}
         row = {"recomputed_at": self.recomputed_at, **self._errors(approximations)}
         with torch.no_grad():
@@ -177,7 +169,7 @@ def kfe_errors(rows: Tensor, blocks: dict[str, EigenKronecker]) -> tuple[dict[st
     Frobenius norm is the same, ‖Qᵀ F Q − diag(s)‖² = ‖F‖² − ‖d‖² + ‖d − s‖² with d = diag(Qᵀ F Q), the
     squares of the per-example gradients rotated as U_Bᵀ G U_A summed over examples, and ‖F‖ = ‖rows rowsᵀ‖."""
     first = next(iter(blocks.values()))
-    rotated = (first.ub.T @ in_matrix_form(rows, first.form) @ first.ua).flatten(1)
+    rotated = first.to_kfe(in_matrix_form(rows, first.form)).flatten(1)
     gram = rows @ rows.T
     exact_squared = float(gram.square().sum())
     diagonal = rotated.square().sum(0)
@@ -347,9 +339,9 @@ class SpectrumTracking:
             raise ValueError(f"spectrum layer {layer_index}: the network has Linear layers 1 to {len(linear)}")
         self.layer = linear[layer_index - 1]
         kfac = fisher(model, *probe, representation="kfac", likelihood=likelihood, variant="empirical")
-        self.kfe = kfe_of(kfac).blocks[self.layer.name]  # U_A, U_B and S_B ⊗ S_A at θ₀, kept
+        self.kfe = in_eigenbasis(kfac).blocks[self.layer.name]  # U_A, U_B and S_B ⊗ S_A at θ₀, kept
         self.kfac_scales = self.kfe.scales.clone()
-        self.running = self.kfac_scales.clone()
+        self.running = EigenKronecker(self.kfe.form, self.kfe.ua, self.kfe.ub, self.kfac_scales.clone())
         self.batch_size = 0
 
     def before_step(self, indices: Tensor) -> None:
@@ -358,8 +350,7 @@ class SpectrumTracking:
     def after_step(self) -> None:
         module = self.layer.module
         gradient = torch.cat([p.grad.reshape(-1) for p in (module.weight, module.bias) if p is not None])
-        rotated = self.kfe.ub.T @ self.kfe.form.matrix(gradient) @ self.kfe.ua
-        self.running = self.alpha * self.running + (1 - self.alpha) * self.batch_size * rotated.square()
+        average_into(self.running, gradient, self.batch_size, self.alpha)
 
     def __call__(self, session: Session) -> dict:
         x, targets = self.probe
@@ -371,15 +362,15 @@ class SpectrumTracking:
         matrix = BlockDiagonal(ParameterLayout(self.model), {self.layer.name: ekfac})
         refit_kfe_diagonal(matrix, FisherSource(self.model, x_batch, y_batch, self.likelihood, "empirical"))
         row = {"spectrum_norm": float(exact.norm())}
-        for method, scales in (("kfac", self.kfac_scales), ("ekfac", ekfac.scales), ("ekfac_ra", self.running)):
+        for method, scales in (("kfac", self.kfac_scales), ("ekfac", ekfac.scales), ("ekfac_ra", self.running.scales)):
             row[f"{method}_distance"] = float((exact - scales.reshape(-1).sort(descending=True).values).norm())
         return row
 
     def state_dict(self) -> dict:
-        return {"running": self.running}
+        return {"running": self.running.scales}
 
     def load_state_dict(self, state: dict) -> None:
-        self.running = state["running"]
+        self.running.scales = state["running"]
 
 
 def spectrum_run(data_npz, spec: dict, run: dict, device: str = "auto") -> pd.DataFrame:
