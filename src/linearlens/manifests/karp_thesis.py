@@ -10,6 +10,13 @@ from ..analysis.karp_thesis.ch2 import (
     sweep_inputs,
     sweep_settings,
 )
+from ..analysis.karp_thesis.ch3 import (
+    EXAMPLES_PATH,
+    SPARSITY_RUN,
+    example_datasets,
+    image_run_paths,
+    sparsity_settings,
+)
 from .entries import BUILT, ILLUSTRATIVE, NOT_BUILT, ClaimSet, Entry
 
 TITLE = "Stefani Karp (PhD thesis, 2024): Adapting to structure and using structure to adapt"
@@ -122,6 +129,62 @@ CH2_CLAIMS = ClaimSet(
     params=lambda config: {"thresholds": config["claim_thresholds"], "spec": ch2_spec(config)},
     configured=lambda config: bool(ch2_spec(config)))
 
+# --- Chapter 3 and appendix B: the network against its linearisation on noisy images ----------
+
+FIGURES_CH3 = "linearlens.figures.karp_thesis.ch3"
+CLAIMS_CH3 = "linearlens.claims.karp_thesis.ch3"
+
+
+def ch3_spec(config: dict) -> dict:
+    return config.get("ch3") or {}
+
+
+def _images_configured(config: dict) -> bool:
+    return bool(ch3_spec(config).get("images"))
+
+
+def _image_datasets(config: dict) -> list[str]:
+    images = ch3_spec(config)["images"]
+    names = {setting["dataset"]: None for setting in images["settings"].values()}
+    names.update({setting["background"]["dataset"]: None for setting in images["settings"].values()
+                  if setting["background"]["kind"] == "bank"})
+    return [f"results/data/{name}.json" for name in names]
+
+
+def _image_runs(config: dict) -> dict[str, list[str]]:
+    return {"runs": image_run_paths(ch3_spec(config)["images"]), "provenance": _image_datasets(config)}
+
+
+def _image_params(config: dict) -> dict:
+    spec = ch3_spec(config)
+    return {key: spec[key] for key in ("images", "model", "network", "linearisation")}
+
+
+def ch3_image_entry(entry_id: str, title: str, section: str, plot: str) -> Entry:
+    """A figure or table of the noisy-image runs (Fig 3.4, Tables 3.1, B.1)."""
+    return Entry(entry_id, title, section, plot=f"{FIGURES_CH3}:{plot}", inputs=_image_runs, params=_image_params,
+                 configured=_images_configured)
+
+
+def _sparsity_inputs(config: dict) -> dict[str, list[str]]:
+    return {"runs": [SPARSITY_RUN], "provenance": [f"results/data/{ch3_spec(config)['sparsity']['dataset']}.json"]}
+
+
+def _examples_inputs(config: dict) -> dict[str, list[str]]:
+    images = ch3_spec(config)["images"]
+    return {"examples": [EXAMPLES_PATH],
+            "provenance": [f"results/data/{name}.json" for name in example_datasets(images)]}
+
+
+CH3_IMAGE_CLAIMS = ClaimSet(
+    f"{CLAIMS_CH3}:noisy_image_claims",
+    lambda config: {name: files for name, files in (
+        ("runs", image_run_paths(ch3_spec(config)["images"]) if _images_configured(config) else []),
+        ("sparsity", [SPARSITY_RUN] if ch3_spec(config).get("sparsity") else []),
+    ) if files},
+    params=lambda config: {"thresholds": config["claim_thresholds"], "spec": ch3_spec(config)},
+    configured=lambda config: _images_configured(config) or bool(ch3_spec(config).get("sparsity")))
+
 FIGURES = [
     ch2_figure("fig_2_1", "Logistic regression on binary MNIST: logistic gap, logistic stability, parameter "
                "distance and 0-1 gap against m", "Chapter 2", ["lr"]),
@@ -135,15 +198,19 @@ FIGURES = [
     Entry("fig_3_1", "ImageNet photos (bicycle, canoe, school bus, balloon) whose label-determining "
           "object is one part of a large background", "Chapter 3", ILLUSTRATIVE,
           "four ImageNet-2012 photographs: not redistributable, and no data of ours to draw them from"),
-    _todo("fig_3_2", "Sparsity of intermediate WRN layers during training on CIFAR-10: average "
-          "percentage of active neurons per epoch", "Chapter 3", LOCAL_SIGNAL),
+    Entry("fig_3_2", "Sparsity of intermediate WRN layers during training on CIFAR-10: average "
+          "percentage of active neurons per epoch", "Chapter 3", plot=f"{FIGURES_CH3}:plot_fig_3_2",
+          inputs=_sparsity_inputs,
+          params=lambda config: sparsity_settings(ch3_spec(config)),
+          configured=lambda config: bool(ch3_spec(config).get("sparsity"))),
     _todo("fig_3_3", "The LSA model on synthetic data: b and w·w*, the ratio b/(w·w*) and test "
           "accuracy against the SGD step", "Chapter 3", LOCAL_SIGNAL),
-    _todo("fig_3_4", "WRN against its NTK: test accuracy as the background noise grows, in four "
-          "image settings", "Chapter 3", LOCAL_SIGNAL),
-    _todo("fig_3_5", "Example images of CIFAR-VEHICLES and of CIFAR-10 on ImageNet noise, background "
-          "scaled to 0.75", "Chapter 3", LOCAL_SIGNAL,
-          "drawn from the noisy-image dataset generators, no training"),
+    ch3_image_entry("fig_3_4", "WRN against its NTK: test accuracy as the background noise grows, in four "
+                    "image settings", "Chapter 3", "plot_fig_3_4"),
+    Entry("fig_3_5", "Example images of CIFAR-VEHICLES and of CIFAR-10 on ImageNet noise, background "
+          "scaled to 0.75", "Chapter 3", plot=f"{FIGURES_CH3}:plot_fig_3_5", inputs=_examples_inputs,
+          params=_image_params,
+          configured=lambda config: _images_configured(config) and bool(ch3_spec(config)["images"].get("examples"))),
     _todo("fig_4_1", "Matrix V after one gradient step under uniform attention (L = 200, n = 25, "
           "η = L²): the permutation structure appears", "Chapter 4", DECISION_LISTS),
     Entry("fig_5_1", "Growth operators: k layers grown into 2k; interleaving (b = 1) and single-block "
@@ -186,14 +253,16 @@ TABLES = [
           plot=f"{FIGURES_CH2}:table_2_1", inputs=lambda config: {"provenance": _provenance(ch2_spec(config), NETWORKS)},
           params=lambda config: {name: configurations(ch2_spec(config))[name] for name in NETWORKS},
           configured=_has(*NETWORKS)),
-    _todo("table_3_1", "Percentage of the zero-noise test accuracy the WRN and its NTK retain at the "
-          "maximum noise level, four image settings", "Chapter 3", LOCAL_SIGNAL),
+    ch3_image_entry("table_3_1", "Percentage of the zero-noise test accuracy the WRN and its NTK retain at the "
+                    "maximum noise level, four image settings", "Chapter 3", "table_3_1"),
     _todo("table_5_1", "BERT 12 → 16: LAG@200 against the oracle, LAG@0 and stacking on top: final "
           "validation loss, regret, relative regret", "Chapter 5", GROWING),
     _todo("table_5_2", "UL2 12 → 16: LAG@2000 against the oracle, LAG@0 and stacking on top: final "
           "validation loss, regret, relative regret", "Chapter 5", GROWING),
-    _todo("table_B_1", "Test accuracy of WRN and NTK on CIFAR-2 with Gaussian noise: three placements, "
-          "two image sizes, four noise levels", "Appendix B", LOCAL_SIGNAL),
+    Entry("table_B_1", "Test accuracy of WRN and NTK on CIFAR-2 with Gaussian noise: three placements, "
+          "two image sizes, four noise levels", "Appendix B", plot=f"{FIGURES_CH3}:table_B_1", inputs=_image_runs,
+          params=_image_params,
+          configured=lambda config: _images_configured(config) and bool(ch3_spec(config)["images"].get("table_B_1"))),
     _todo("table_C_1", "UL2 12 → 16: one-shot TyDi QA, TriviaQA and LAMBADA scores of LAG@2000 against "
           "the other strategies", "Appendix C", GROWING,
           "needs the three QA sets and a one-shot evaluation harness; no offline proxy"),
@@ -202,4 +271,4 @@ TABLES = [
 ]
 
 ENTRIES = FIGURES + TABLES
-CLAIM_SETS = [CH2_CLAIMS]
+CLAIM_SETS = [CH2_CLAIMS, CH3_IMAGE_CLAIMS]
