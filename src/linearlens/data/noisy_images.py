@@ -69,7 +69,7 @@ def pasted(backgrounds: np.ndarray, images: np.ndarray, offsets: np.ndarray) -> 
 
 
 def gaussian_backgrounds(n: int, channels: int, size: int, level: float, rng: np.random.Generator) -> np.ndarray:
-    return (level * rng.standard_normal((n, channels, size, size))).astype(np.float32)
+    return level * rng.standard_normal((n, channels, size, size), dtype=np.float32)
 
 
 def tiled(pool: np.ndarray, n: int, size: int, rng: np.random.Generator) -> np.ndarray:
