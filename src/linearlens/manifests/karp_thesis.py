@@ -10,6 +10,7 @@ from ..analysis.karp_thesis.ch2 import (
     sweep_inputs,
     sweep_settings,
 )
+from ..analysis.karp_thesis.ch3 import toy_run_path
 from .entries import BUILT, ILLUSTRATIVE, NOT_BUILT, ClaimSet, Entry
 
 TITLE = "Stefani Karp (PhD thesis, 2024): Adapting to structure and using structure to adapt"
@@ -122,6 +123,36 @@ CH2_CLAIMS = ClaimSet(
     params=lambda config: {"thresholds": config["claim_thresholds"], "spec": ch2_spec(config)},
     configured=lambda config: bool(ch2_spec(config)))
 
+# --- Chapter 3 and appendix B: local signal adaptivity -------------------------------------------
+
+FIGURES_CH3 = "linearlens.figures.karp_thesis.ch3"
+CLAIMS_CH3 = "linearlens.claims.karp_thesis.ch3"
+
+
+def ch3_spec(config: dict) -> dict:
+    return config.get("ch3") or {}
+
+
+# --- Fig 3.3: the LSA toy model (Sec 3.3, Algorithm 3.1) ---
+
+TOY_DATA = "synthetic LSA data (Sec 3.3's model; fresh samples drawn by the run)"
+
+
+def _toy_spec(config: dict) -> dict | None:
+    return ch3_spec(config).get("toy")
+
+
+def _toy_inputs(config: dict) -> dict[str, list[str]]:
+    return {"runs": [toy_run_path(_toy_spec(config))]}
+
+
+CH3_CLAIMS = ClaimSet(
+    f"{CLAIMS_CH3}:local_signal_claims",
+    lambda config: {"toy": _toy_inputs(config)["runs"]} if _toy_spec(config) else {},
+    params=lambda config: {"thresholds": config["claim_thresholds"],
+                           **({"toy": _toy_spec(config)} if _toy_spec(config) else {})},
+    configured=lambda config: bool(ch3_spec(config)))
+
 FIGURES = [
     ch2_figure("fig_2_1", "Logistic regression on binary MNIST: logistic gap, logistic stability, parameter "
                "distance and 0-1 gap against m", "Chapter 2", ["lr"]),
@@ -137,8 +168,12 @@ FIGURES = [
           "four ImageNet-2012 photographs: not redistributable, and no data of ours to draw them from"),
     _todo("fig_3_2", "Sparsity of intermediate WRN layers during training on CIFAR-10: average "
           "percentage of active neurons per epoch", "Chapter 3", LOCAL_SIGNAL),
-    _todo("fig_3_3", "The LSA model on synthetic data: b and w·w*, the ratio b/(w·w*) and test "
-          "accuracy against the SGD step", "Chapter 3", LOCAL_SIGNAL),
+    Entry("fig_3_3", "The LSA model on synthetic data: b and w·w*, the ratio |b|/(w·w*) and test "
+          "accuracy against the SGD step", "Chapter 3", plot=f"{FIGURES_CH3}:plot_fig_3_3",
+          caption="The LSA model f(X) = Σ_i φ_b(⟨w, X_i⟩) trained by SGD on fresh synthetic samples "
+          "(Algorithm 3.1): b and w·w* (left), |b|/(w·w*) (centre) and test accuracy (right) against the SGD step.",
+          inputs=_toy_inputs, params=_toy_spec, configured=lambda config: bool(_toy_spec(config)),
+          data_source=TOY_DATA),
     _todo("fig_3_4", "WRN against its NTK: test accuracy as the background noise grows, in four "
           "image settings", "Chapter 3", LOCAL_SIGNAL),
     _todo("fig_3_5", "Example images of CIFAR-VEHICLES and of CIFAR-10 on ImageNet noise, background "
@@ -202,4 +237,4 @@ TABLES = [
 ]
 
 ENTRIES = FIGURES + TABLES
-CLAIM_SETS = [CH2_CLAIMS]
+CLAIM_SETS = [CH2_CLAIMS, CH3_CLAIMS]
