@@ -15,9 +15,35 @@ from linearlens.analysis.karp_thesis.ch3 import (
     job_images,
     job_training,
     sparsity_settings,
+    toy_run_path,
 )
 
 KARP_CH3 = config.get("karp_thesis", {}).get("ch3") or {}
+
+# --- Fig 3.3: the LSA toy model (Sec 3.3, Algorithm 3.1) ---
+
+if KARP_CH3.get("toy"):
+    KARP_CH3_TOY = KARP_CH3["toy"]
+
+    rule karp_thesis_ch3_run_toy:
+        # the LSA model trained by SGD on fresh synthetic samples, drawn inside the run from its seed;
+        # a few seconds at quick scale, about a minute at the thesis's 10,000 steps (one CPU core)
+        input:
+            code=script_code("karp_thesis_ch3_run_toy.py"),
+        output:
+            toy_run_path(KARP_CH3_TOY),
+        params:
+            spec=canonical(KARP_CH3_TOY),
+        log:
+            f"results/logs/karp_thesis/ch3/toy/seed{KARP_CH3_TOY['seed']}.log",
+        benchmark:
+            f"results/benchmarks/rules/karp_thesis/ch3/toy/seed{KARP_CH3_TOY['seed']}.tsv"
+        threads: 1
+        conda:
+            "../../envs/torch.yaml"
+        script:
+            "../../src/scripts/karp_thesis_ch3_run_toy.py"
+
 
 # --- Figs 3.4, 3.5, Tables 3.1, B.1: the network against its linearisation on noisy images ---
 

@@ -16,6 +16,7 @@ from ..analysis.karp_thesis.ch3 import (
     example_datasets,
     image_run_paths,
     sparsity_settings,
+    toy_run_path,
 )
 from .entries import BUILT, ILLUSTRATIVE, NOT_BUILT, ClaimSet, Entry
 
@@ -129,7 +130,7 @@ CH2_CLAIMS = ClaimSet(
     params=lambda config: {"thresholds": config["claim_thresholds"], "spec": ch2_spec(config)},
     configured=lambda config: bool(ch2_spec(config)))
 
-# --- Chapter 3 and appendix B: the network against its linearisation on noisy images ----------
+# --- Chapter 3 and appendix B: local signal adaptivity -------------------------------------------
 
 FIGURES_CH3 = "linearlens.figures.karp_thesis.ch3"
 CLAIMS_CH3 = "linearlens.claims.karp_thesis.ch3"
@@ -138,6 +139,21 @@ CLAIMS_CH3 = "linearlens.claims.karp_thesis.ch3"
 def ch3_spec(config: dict) -> dict:
     return config.get("ch3") or {}
 
+
+# --- Fig 3.3: the LSA toy model (Sec 3.3, Algorithm 3.1) ---
+
+TOY_DATA = "synthetic LSA data (Sec 3.3's model; fresh samples drawn by the run)"
+
+
+def _toy_spec(config: dict) -> dict | None:
+    return ch3_spec(config).get("toy")
+
+
+def _toy_inputs(config: dict) -> dict[str, list[str]]:
+    return {"runs": [toy_run_path(_toy_spec(config))]}
+
+
+# --- Figs 3.2, 3.4, 3.5, Tables 3.1, B.1: the network against its linearisation on noisy images ---
 
 def _images_configured(config: dict) -> bool:
     return bool(ch3_spec(config).get("images"))
@@ -176,14 +192,17 @@ def _examples_inputs(config: dict) -> dict[str, list[str]]:
             "provenance": [f"results/data/{name}.json" for name in example_datasets(images)]}
 
 
-CH3_IMAGE_CLAIMS = ClaimSet(
-    f"{CLAIMS_CH3}:noisy_image_claims",
+CH3_CLAIMS = ClaimSet(
+    f"{CLAIMS_CH3}:local_signal_claims",
     lambda config: {name: files for name, files in (
+        ("toy", _toy_inputs(config)["runs"] if _toy_spec(config) else []),
         ("runs", image_run_paths(ch3_spec(config)["images"]) if _images_configured(config) else []),
         ("sparsity", [SPARSITY_RUN] if ch3_spec(config).get("sparsity") else []),
     ) if files},
-    params=lambda config: {"thresholds": config["claim_thresholds"], "spec": ch3_spec(config)},
-    configured=lambda config: _images_configured(config) or bool(ch3_spec(config).get("sparsity")))
+    params=lambda config: {"thresholds": config["claim_thresholds"], "spec": ch3_spec(config),
+                           **({"toy": _toy_spec(config)} if _toy_spec(config) else {})},
+    configured=lambda config: bool(ch3_spec(config)))
+
 
 FIGURES = [
     ch2_figure("fig_2_1", "Logistic regression on binary MNIST: logistic gap, logistic stability, parameter "
@@ -203,8 +222,12 @@ FIGURES = [
           inputs=_sparsity_inputs,
           params=lambda config: sparsity_settings(ch3_spec(config)),
           configured=lambda config: bool(ch3_spec(config).get("sparsity"))),
-    _todo("fig_3_3", "The LSA model on synthetic data: b and w·w*, the ratio b/(w·w*) and test "
-          "accuracy against the SGD step", "Chapter 3", LOCAL_SIGNAL),
+    Entry("fig_3_3", "The LSA model on synthetic data: b and w·w*, the ratio |b|/(w·w*) and test "
+          "accuracy against the SGD step", "Chapter 3", plot=f"{FIGURES_CH3}:plot_fig_3_3",
+          caption="The LSA model f(X) = Σ_i φ_b(⟨w, X_i⟩) trained by SGD on fresh synthetic samples "
+          "(Algorithm 3.1): b and w·w* (left), |b|/(w·w*) (centre) and test accuracy (right) against the SGD step.",
+          inputs=_toy_inputs, params=_toy_spec, configured=lambda config: bool(_toy_spec(config)),
+          data_source=TOY_DATA),
     ch3_image_entry("fig_3_4", "WRN against its NTK: test accuracy as the background noise grows, in four "
                     "image settings", "Chapter 3", "plot_fig_3_4"),
     Entry("fig_3_5", "Example images of CIFAR-VEHICLES and of CIFAR-10 on ImageNet noise, background "
@@ -271,4 +294,4 @@ TABLES = [
 ]
 
 ENTRIES = FIGURES + TABLES
-CLAIM_SETS = [CH2_CLAIMS, CH3_IMAGE_CLAIMS]
+CLAIM_SETS = [CH2_CLAIMS, CH3_CLAIMS]
