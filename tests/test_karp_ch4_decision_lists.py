@@ -97,11 +97,15 @@ def test_sampled_sequences_are_distinct_input_tokens_and_seeded():
 
 # --- (a) the closed form against autograd of eqs. (4.1)-(4.2) -----------------------------------
 
-@pytest.mark.parametrize("vocabulary", ["zero_to_L", "zero_to_L_minus_1"])
-def test_closed_form_gradient_equals_autograd(vocabulary):
-    task = decision_lists(40, vocabulary, 7, (3, 5, 11))
+@pytest.mark.parametrize("vocabulary, size, length, shifts", [
+    ("zero_to_L", 200, 25, (20, (10, 20, 30))),  # the thesis's task
+    ("zero_to_L", 40, 6, (7, (3, 5, 11))),
+    ("zero_to_L_minus_1", 40, 6, (7, (3, 5, 11))),
+])
+def test_closed_form_gradient_equals_autograd(vocabulary, size, length, shifts):
+    task = decision_lists(size, vocabulary, *shifts)
     rng = np.random.default_rng(1)
-    sequences = sample_sequences(task, 6, 64, rng)
+    sequences = sample_sequences(task, length, 32, rng)
     labels = decision_list_labels(task, sequences)
     size = task.vocabulary_size
     V = torch.tensor(rng.normal(0.0, 0.5, (size, size)), requires_grad=True)  # away from 0: softmax not uniform
@@ -262,3 +266,8 @@ def test_invalid_chapter_4_config_names_the_key(mutate, key, expectation):
     mutate(config["karp_thesis"]["ch4"])
     problems = config_errors(config, load_schema(ROOT / "config" / "schema" / "config.schema.yaml"))
     assert any(f"config key '{key}'" in p and expectation in p for p in problems), problems
+
+
+def test_sequences_longer_than_the_inputs_are_refused():
+    with pytest.raises(ValueError, match="5 distinct tokens from 4 input tokens"):
+        sample_sequences(decision_lists(4), 5, 1, np.random.default_rng(0))

@@ -46,9 +46,6 @@ class DecisionLists:
     def vocabulary_size(self) -> int:
         return self.modulus
 
-    def is_input(self, tokens: np.ndarray) -> np.ndarray:
-        return np.isin(tokens, self.input_tokens)
-
 
 def decision_lists(vocabulary_length: int, vocabulary: str = "zero_to_L", permutation_shift: int = 20,
                    list_shifts=(10, 20, 30)) -> DecisionLists:
@@ -64,6 +61,8 @@ def decision_lists(vocabulary_length: int, vocabulary: str = "zero_to_L", permut
 def sample_sequences(task: DecisionLists, length: int, count: int, rng: np.random.Generator) -> np.ndarray:
     """``count`` sequences of ``length`` distinct input tokens, uniform over the ordered n-permutations
     (the first n of a uniformly shuffled vocabulary); shape (count, length)."""
+    if length > len(task.input_tokens):
+        raise ValueError(f"sequences of {length} distinct tokens from {len(task.input_tokens)} input tokens")
     keys = rng.random((count, len(task.input_tokens)))
     return task.input_tokens[np.argsort(keys, axis=1)[:, :length]]
 
