@@ -18,13 +18,13 @@ from ..analysis.karp_thesis.ch3 import (
     sparsity_settings,
     toy_run_path,
 )
+from ..analysis.karp_thesis.ch4 import ONE_STEP_PATH
 from .entries import BUILT, ILLUSTRATIVE, NOT_BUILT, ClaimSet, Entry
 
 TITLE = "Stefani Karp (PhD thesis, 2024): Adapting to structure and using structure to adapt"
 
 # The issue that builds each part; the note of every entry not built yet names it.
 LOCAL_SIGNAL = "issue 28 (local signal adaptivity)"
-DECISION_LISTS = "issue 28 (the transformer on decision lists)"
 GROWING = "issue 29 (growing language models)"
 
 
@@ -204,6 +204,25 @@ CH3_CLAIMS = ClaimSet(
     configured=lambda config: bool(ch3_spec(config)))
 
 
+# --- Chapter 4: one gradient step of the transformer on decision lists ----------------------------
+
+FIGURES_CH4 = "linearlens.figures.karp_thesis.ch4"
+DECISION_LISTS_DATA = "synthetic: decision lists of Sec 4.3.4 (no dataset)"
+
+
+def ch4_spec(config: dict) -> dict | None:
+    return config.get("ch4")
+
+
+def _one_step_inputs(config: dict) -> dict[str, list[str]]:
+    return {"one_step": [ONE_STEP_PATH]}
+
+
+CH4_CLAIMS = ClaimSet(
+    "linearlens.claims.karp_thesis.ch4:decision_list_claims", _one_step_inputs,
+    params=lambda config: {"thresholds": config["claim_thresholds"]},
+    configured=lambda config: bool(ch4_spec(config)))
+
 FIGURES = [
     ch2_figure("fig_2_1", "Logistic regression on binary MNIST: logistic gap, logistic stability, parameter "
                "distance and 0-1 gap against m", "Chapter 2", ["lr"]),
@@ -234,8 +253,10 @@ FIGURES = [
           "scaled to 0.75", "Chapter 3", plot=f"{FIGURES_CH3}:plot_fig_3_5", inputs=_examples_inputs,
           params=_image_params,
           configured=lambda config: _images_configured(config) and bool(ch3_spec(config)["images"].get("examples"))),
-    _todo("fig_4_1", "Matrix V after one gradient step under uniform attention (L = 200, n = 25, "
-          "η = L²): the permutation structure appears", "Chapter 4", DECISION_LISTS),
+    Entry("fig_4_1", "Matrix V after one gradient step under uniform attention (L = 200, n = 25, "
+          "η = L²): the permutation structure appears", "Chapter 4", plot=f"{FIGURES_CH4}:plot_fig_4_1",
+          inputs=_one_step_inputs, params=ch4_spec, configured=lambda config: bool(ch4_spec(config)),
+          data_source=DECISION_LISTS_DATA),
     Entry("fig_5_1", "Growth operators: k layers grown into 2k; interleaving (b = 1) and single-block "
           "copying (b = 3) of a 6-layer net (a drawing)", "Chapter 5", BUILT,
           "drawn from the caption and the examples of Sec 5.2.1; the random-initialisation "
@@ -294,4 +315,4 @@ TABLES = [
 ]
 
 ENTRIES = FIGURES + TABLES
-CLAIM_SETS = [CH2_CLAIMS, CH3_CLAIMS]
+CLAIM_SETS = [CH2_CLAIMS, CH3_CLAIMS, CH4_CLAIMS]
