@@ -299,7 +299,7 @@ GPU_RULES = {"telescoping_approximation_run", "telescoping_smoother_run", "teles
              "george_thesis_ch4_run_frequency", "george_thesis_ch4_run_spectrum", "karp_thesis_ch2_train_pairs",
              "karp_thesis_ch2_train_kept_pairs",
              "karp_thesis_ch2_train_sweep", "karp_thesis_ch2_interpolate", "karp_thesis_ch3_run_images",
-             "karp_thesis_ch3_run_sparsity"}
+             "karp_thesis_ch3_run_sparsity", "benchmark_local_signal"}
 
 
 def test_slurm_profile_gives_every_device_rule_its_own_resources():

@@ -121,6 +121,27 @@ if KARP_CH3.get("images"):
             script:
                 "../../src/scripts/karp_thesis_ch3_make_examples.py"
 
+    rule benchmark_local_signal:
+        # one epoch of the WRN and of its linearisation at each size, and the chapter's cost from them
+        input:
+            code=script_code("benchmark_local_signal.py", KARP_CH3["model"]),
+        output:
+            "results/benchmarks/local_signal.csv",
+        params:
+            spec=canonical({key: KARP_CH3[key] for key in ("images", "model", "network", "linearisation", "sparsity")
+                            if key in KARP_CH3}),
+            timing=canonical(config["benchmarks"].get("local_signal", {"n_train": 1000, "fraction": 1.0})),
+            device=config["device"],
+        log:
+            "results/logs/benchmark_local_signal.log",
+        threads: threads_for("benchmark")
+        resources:
+            **gpu_resources(),
+        conda:
+            "../../envs/torch.yaml"
+        script:
+            "../../src/scripts/benchmark_local_signal.py"
+
 # --- Fig 3.2: activation sparsity of the network's ReLU layers over training ---
 
 if KARP_CH3.get("sparsity"):
