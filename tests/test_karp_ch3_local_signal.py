@@ -122,7 +122,8 @@ def test_grouped_labels_keep_the_grouped_classes_only():
 
 def test_levels_of_a_setting_share_placements_and_background_draws(datasets):
     size = SPEC["images"]["sizes"]["small"]
-    half, full = (noisy_variant(datasets["images"], GAUSSIAN, size, "random_loc", level, 0) for level in (0.5, 1.0))
+    half, full = (noisy_variant(datasets["images"], GAUSSIAN, size, "random_loc", level, np.random.default_rng(0))
+                  for level in (0.5, 1.0))
     x_half, x_full = half["x_train"].astype(np.float64), full["x_train"].astype(np.float64)
     image_pixels = np.isclose(x_half, x_full)  # where the image sits, the pixels are the image's
     assert image_pixels.reshape(len(x_half), -1).sum(1).min() >= 16  # a 4x4 image in every example
@@ -133,7 +134,7 @@ def test_levels_of_a_setting_share_placements_and_background_draws(datasets):
 def test_vehicle_tiles_are_distractor_images(datasets):
     setting = SETTINGS["cifar_vehicles"]
     size = SPEC["images"]["sizes"]["small"]
-    made = noisy_variant(datasets["images"], setting, size, "random_corner", 1.0, 0)
+    made = noisy_variant(datasets["images"], setting, size, "random_corner", 1.0, np.random.default_rng(0))
     animals = resized(datasets["images"]["x_train"][np.isin(datasets["images"]["y_train"], range(6))], 4)
     assert set(made["y_train"]) == {0, 1, 2, 3}
     for picture in made["x_train"][:5].astype(np.float32):
@@ -254,7 +255,7 @@ def test_active_fractions_count_positive_outputs():
 
 def test_runs_record_accuracy_and_sparsity(datasets):
     size = SPEC["images"]["sizes"]["small"]
-    made = noisy_variant(datasets["images"], GAUSSIAN, size, "random_loc", 0.5, 0)
+    made = noisy_variant(datasets["images"], GAUSSIAN, size, "random_loc", 0.5, np.random.default_rng(0))
     task = {k: torch.as_tensor(np.asarray(v, dtype=np.float32) if k.startswith("x") else v) for k, v in made.items()}
     for kind in ("network", "linearisation"):
         rows = local_signal_run(kind, recipe(SPEC, kind, "small"), task, 0)

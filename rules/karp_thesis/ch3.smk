@@ -155,6 +155,8 @@ if KARP_CH3.get("sparsity"):
         params:
             settings=canonical(sparsity_settings(KARP_CH3)),
             device=config["device"],
+            # the run's resumable state while it trains (not an output: it survives a killed job)
+            state=f"{KARP_CH3_STATE}/sparsity.pt",
         log:
             "results/logs/karp_thesis/ch3/sparsity.log",
         benchmark:

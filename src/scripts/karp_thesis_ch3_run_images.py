@@ -5,13 +5,14 @@ import numpy as np
 
 from linearlens.experiments.karp_thesis.ch3 import image_runs
 from linearlens.train.runtime import choose_device, set_threads
-from linearlens.workflow import logged_job
+from linearlens.workflow import inputs_version, logged_job
 
 with logged_job(snakemake) as log:
     set_threads(snakemake.threads)
     with np.load(snakemake.input.data) as arrays:
         frame = image_runs(arrays, snakemake.params.training, snakemake.wildcards.model,
-                           choose_device(snakemake.params.device), snakemake.params.state)
+                           choose_device(snakemake.params.device), snakemake.params.state,
+                           inputs_version(snakemake.input))
     frame.to_csv(snakemake.output[0], index=False)
     for variant, rows in frame.groupby("variant", sort=False):
         last = rows.iloc[-1]

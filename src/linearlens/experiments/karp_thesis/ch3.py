@@ -303,10 +303,10 @@ def _seed_of(seed: int, *names: str) -> np.random.Generator:
 
 
 def noisy_variant(images: dict[str, np.ndarray], setting: dict, size: dict, placement: str, level: float,
-                  seed: int, bank: np.ndarray | None = None) -> dict[str, np.ndarray]:
+                  rng: np.random.Generator, bank: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """One variant: the setting's images (classes grouped as it says), resized to the size's image
-    side and placed on its background side at ``placement`` over backgrounds at ``level``."""
-    rng = _seed_of(seed, setting["label"], placement, str(size["image"]), str(size["background"]))
+    side and placed on its background side at ``placement`` over backgrounds at ``level``, every
+    placement and background drawn from ``rng``."""
     background = setting["background"]
     pool = None
     if background["kind"] == "bank":
@@ -335,8 +335,11 @@ def make_image_variants(datasets: dict[str, dict[str, np.ndarray]], images: dict
         if background["kind"] == "bank":
             stored = datasets[background["dataset"]]
             bank = np.concatenate([stored["x_train"], stored["x_test"]]).astype(np.float32)
-        made = noisy_variant(datasets[setting["dataset"]], setting, images["sizes"][variant["size"]],
-                             variant["placement"], variant["level"], images["seed"], bank)
+        size = images["sizes"][variant["size"]]
+        rng = _seed_of(images["seed"], variant["setting"], variant["placement"], str(size["image"]),
+                       str(size["background"]))
+        made = noisy_variant(datasets[setting["dataset"]], setting, size, variant["placement"], variant["level"],
+                             rng, bank)
         arrays.update({array_key(variant["name"], name): value for name, value in made.items()})
     return arrays
 
@@ -416,7 +419,7 @@ def trained_model(kind: str, settings: dict, task: dict[str, Tensor], seed: int)
 
 
 def local_signal_run(kind: str, settings: dict, task: dict[str, Tensor], seed: int, *, state_path=None,
-                     name: str = "", probes_of=lambda model: []) -> pd.DataFrame:
+                     inputs_version: str = "", name: str = "", probes_of=lambda model: []) -> pd.DataFrame:
     """One model trained on one task as App. B.3 says: per evaluation (the first epochs, then every
     ``eval_every`` epochs, and the last), the test accuracy and loss and the mean training loss, and
     what the probes ``probes_of(model)`` add."""
@@ -434,7 +437,7 @@ def local_signal_run(kind: str, settings: dict, task: dict[str, Tensor], seed: i
                       probes=[TestEvaluation(model, task, loss, epoch, settings["eval_batch"]), *probes_of(model)],
                       evaluate_at=evaluate_at,
                       checkpoint=checkpoint_for(state_path, {"kind": kind, "settings": settings, "name": name},
-                                                seed, "") if state_path else None,
+                                                seed, inputs_version),
                       progress=Progress(steps, name=f"{kind} {name}".strip()))
     record = session.run()
     frame = pd.DataFrame.from_records(record.rows)
@@ -442,14 +445,15 @@ def local_signal_run(kind: str, settings: dict, task: dict[str, Tensor], seed: i
     return frame
 
 
-def image_runs(arrays, training: dict, kind: str, device, state_dir=None) -> pd.DataFrame:
-    """A training job's runs (``analysis...job_training``) on its variants, one after the other."""
+def image_runs(arrays, training: dict, kind: str, device, state_dir=None, inputs_version: str = "") -> pd.DataFrame:
+    """A training job's runs (``analysis...job_training``) on its variants, one after the other, each
+    resumable from ``state_dir`` by a job with the same inputs (``workflow.inputs_version``)."""
     frames = []
     for variant in training["variants"]:
         task = variant_task(arrays, variant["name"], device)
         state = f"{state_dir}/{kind}/{variant['name']}.pt" if state_dir else None
         frame = local_signal_run(kind, training["recipes"][variant["size"]], task, training["seed"],
-                                 state_path=state, name=variant["name"])
+                                 state_path=state, inputs_version=inputs_version, name=variant["name"])
         for key in ("level", "size", "placement", "setting", "variant"):
             frame.insert(0, key, variant[key] if key != "variant" else variant["name"])
         frame.insert(0, "model", kind)
@@ -477,9 +481,9 @@ class ActivityProbe:
         return {f"active_relu{index + 1}": float(value) for index, value in enumerate(fractions)}
 
 
-def sparsity_run(task: dict[str, Tensor], settings: dict) -> pd.DataFrame:
+def sparsity_run(task: dict[str, Tensor], settings: dict, state_path=None, inputs_version: str = "") -> pd.DataFrame:
     """The network on the plain images (``analysis...sparsity_settings``), evaluated every epoch, with
     each ReLU layer's active fraction on the first ``probe_size`` test images."""
     probe = task["x_test"][:settings["probe_size"]]
-    return local_signal_run("network", settings, task, settings["seed"], name="sparsity",
-                            probes_of=lambda model: [ActivityProbe(model, probe, settings["eval_batch"])])
+    return local_signal_run("network", settings, task, settings["seed"], state_path=state_path,
+                            inputs_version=inputs_version, name="sparsity", probes_of=lambda model: [ActivityProbe(model, probe, settings["eval_batch"])])
