@@ -123,6 +123,8 @@ rule benchmarks:
         rules.benchmark_optimisers.output,
         rules.benchmark_telescoping.output,
         rules.benchmark_iterative_linearisation.output,
+        # Karp ch. 3's runs, where the config has them (the rule is in rules/karp_thesis/ch3.smk)
+        ["results/benchmarks/local_signal.csv"] if config.get("karp_thesis", {}).get("ch3", {}).get("images") else [],
 
 
 # --- kernel extraction: the NTK of any checkpoint on a probe set -------------------------------

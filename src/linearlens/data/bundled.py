@@ -43,3 +43,25 @@ def sklearn_tabular(name: str) -> dict[str, np.ndarray]:
 
     bunch = getattr(sklearn.datasets, f"load_{name}")()
     return {"x": np.asarray(bunch.data, dtype=np.float64), "y": np.asarray(bunch.target)}
+
+
+def sklearn_photo_crops(size: int = 16, count: int = 2000, grey: bool = True, zoom_out: int = 2,
+                        seed: int = 0) -> dict[str, np.ndarray]:
+    """``count`` random square crops of scikit-learn's two bundled photographs (a Chinese temple, a
+    flower), each crop ``zoom_out`` times wider than ``size`` and shrunk to it by block means, so
+    that a crop holds a patch of scene rather than a few pixels; unlabelled (y = 0), pixel values
+    0..255 as (N, C, size, size). The offline stand-in for a natural-image background bank."""
+    from sklearn.datasets import load_sample_images
+
+    rng = np.random.default_rng(seed)
+    photos = [np.asarray(photo, dtype=np.float64) for photo in load_sample_images().images]
+    side = size * zoom_out
+    crops = np.empty((count, size, size, photos[0].shape[-1]))
+    for index in range(count):
+        photo = photos[rng.integers(len(photos))]
+        top, left = rng.integers(0, photo.shape[0] - side + 1), rng.integers(0, photo.shape[1] - side + 1)
+        crop = photo[top:top + side, left:left + side]
+        crops[index] = crop.reshape(size, zoom_out, size, zoom_out, -1).mean(axis=(1, 3))
+    if grey:
+        crops = crops.mean(axis=-1, keepdims=True)
+    return {"x": crops.transpose(0, 3, 1, 2), "y": np.zeros(count, dtype=np.int64)}

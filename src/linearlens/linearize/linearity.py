@@ -39,14 +39,25 @@ def _recorded(modules: list[nn.Module], keep):
 
 
 @torch.no_grad()
-def relu_pattern(model: nn.Module, x: Tensor) -> Tensor:
-    """Which ReLU outputs are positive, over every ReLU call and example, as one boolean vector."""
+def relu_activity(model: nn.Module, x: Tensor) -> list[Tensor]:
+    """Which outputs of each ReLU call are positive (boolean, the call's output shape), in call order."""
     relus = [m for m in model.modules() if isinstance(m, nn.ReLU)]
     if not relus:
-        raise ValueError("sign similarity needs nn.ReLU modules (none found in the model)")
+        raise ValueError("ReLU activity needs nn.ReLU modules (none found in the model)")
     with _recorded(relus, lambda inputs, out: out > 0) as calls:
         model(x)
-    return torch.cat([c.reshape(-1) for c in calls])
+    return calls
+
+
+def relu_pattern(model: nn.Module, x: Tensor) -> Tensor:
+    """Which ReLU outputs are positive, over every ReLU call and example, as one boolean vector."""
+    return torch.cat([c.reshape(-1) for c in relu_activity(model, x)])
+
+
+def active_fractions(model: nn.Module, x: Tensor) -> list[float]:
+    """Per ReLU call, the fraction of its outputs that are positive over channels, positions and
+    the examples of ``x`` (every example has as many, so this is the mean of the per-example fractions)."""
+    return [float(call.double().mean()) for call in relu_activity(model, x)]
 
 
 def sign_similarity(pattern: Tensor, initial_pattern: Tensor) -> float:

@@ -10,13 +10,21 @@ from ..analysis.karp_thesis.ch2 import (
     sweep_inputs,
     sweep_settings,
 )
+from ..analysis.karp_thesis.ch3 import (
+    EXAMPLES_PATH,
+    SPARSITY_RUN,
+    example_datasets,
+    image_run_paths,
+    sparsity_settings,
+    toy_run_path,
+)
+from ..analysis.karp_thesis.ch4 import ONE_STEP_PATH
 from .entries import BUILT, ILLUSTRATIVE, NOT_BUILT, ClaimSet, Entry
 
 TITLE = "Stefani Karp (PhD thesis, 2024): Adapting to structure and using structure to adapt"
 
 # The issue that builds each part; the note of every entry not built yet names it.
 LOCAL_SIGNAL = "issue 28 (local signal adaptivity)"
-DECISION_LISTS = "issue 28 (the transformer on decision lists)"
 GROWING = "issue 29 (growing language models)"
 
 
@@ -122,6 +130,99 @@ CH2_CLAIMS = ClaimSet(
     params=lambda config: {"thresholds": config["claim_thresholds"], "spec": ch2_spec(config)},
     configured=lambda config: bool(ch2_spec(config)))
 
+# --- Chapter 3 and appendix B: local signal adaptivity -------------------------------------------
+
+FIGURES_CH3 = "linearlens.figures.karp_thesis.ch3"
+CLAIMS_CH3 = "linearlens.claims.karp_thesis.ch3"
+
+
+def ch3_spec(config: dict) -> dict:
+    return config.get("ch3") or {}
+
+
+# --- Fig 3.3: the LSA toy model (Sec 3.3, Algorithm 3.1) ---
+
+TOY_DATA = "synthetic LSA data (Sec 3.3's model; fresh samples drawn by the run)"
+
+
+def _toy_spec(config: dict) -> dict | None:
+    return ch3_spec(config).get("toy")
+
+
+def _toy_inputs(config: dict) -> dict[str, list[str]]:
+    return {"runs": [toy_run_path(_toy_spec(config))]}
+
+
+# --- Figs 3.2, 3.4, 3.5, Tables 3.1, B.1: the network against its linearisation on noisy images ---
+
+def _images_configured(config: dict) -> bool:
+    return bool(ch3_spec(config).get("images"))
+
+
+def _image_datasets(config: dict) -> list[str]:
+    images = ch3_spec(config)["images"]
+    names = {setting["dataset"]: None for setting in images["settings"].values()}
+    names.update({setting["background"]["dataset"]: None for setting in images["settings"].values()
+                  if setting["background"]["kind"] == "bank"})
+    return [f"results/data/{name}.json" for name in names]
+
+
+def _image_runs(config: dict) -> dict[str, list[str]]:
+    return {"runs": image_run_paths(ch3_spec(config)["images"]), "provenance": _image_datasets(config)}
+
+
+def _image_params(config: dict) -> dict:
+    spec = ch3_spec(config)
+    return {key: spec[key] for key in ("images", "model", "network", "linearisation")}
+
+
+def ch3_image_entry(entry_id: str, title: str, section: str, plot: str) -> Entry:
+    """A figure or table of the noisy-image runs (Fig 3.4, Tables 3.1, B.1)."""
+    return Entry(entry_id, title, section, plot=f"{FIGURES_CH3}:{plot}", inputs=_image_runs, params=_image_params,
+                 configured=_images_configured)
+
+
+def _sparsity_inputs(config: dict) -> dict[str, list[str]]:
+    return {"runs": [SPARSITY_RUN], "provenance": [f"results/data/{ch3_spec(config)['sparsity']['dataset']}.json"]}
+
+
+def _examples_inputs(config: dict) -> dict[str, list[str]]:
+    images = ch3_spec(config)["images"]
+    return {"examples": [EXAMPLES_PATH],
+            "provenance": [f"results/data/{name}.json" for name in example_datasets(images)]}
+
+
+CH3_CLAIMS = ClaimSet(
+    f"{CLAIMS_CH3}:local_signal_claims",
+    lambda config: {name: files for name, files in (
+        ("toy", _toy_inputs(config)["runs"] if _toy_spec(config) else []),
+        ("runs", image_run_paths(ch3_spec(config)["images"]) if _images_configured(config) else []),
+        ("sparsity", [SPARSITY_RUN] if ch3_spec(config).get("sparsity") else []),
+    ) if files},
+    params=lambda config: {"thresholds": config["claim_thresholds"], "spec": ch3_spec(config),
+                           **({"toy": _toy_spec(config)} if _toy_spec(config) else {})},
+    configured=lambda config: bool(ch3_spec(config)))
+
+
+# --- Chapter 4: one gradient step of the transformer on decision lists ----------------------------
+
+FIGURES_CH4 = "linearlens.figures.karp_thesis.ch4"
+DECISION_LISTS_DATA = "synthetic: decision lists of Sec 4.3.4 (no dataset)"
+
+
+def ch4_spec(config: dict) -> dict | None:
+    return config.get("ch4")
+
+
+def _one_step_inputs(config: dict) -> dict[str, list[str]]:
+    return {"one_step": [ONE_STEP_PATH]}
+
+
+CH4_CLAIMS = ClaimSet(
+    "linearlens.claims.karp_thesis.ch4:decision_list_claims", _one_step_inputs,
+    params=lambda config: {"thresholds": config["claim_thresholds"]},
+    configured=lambda config: bool(ch4_spec(config)))
+
 FIGURES = [
     ch2_figure("fig_2_1", "Logistic regression on binary MNIST: logistic gap, logistic stability, parameter "
                "distance and 0-1 gap against m", "Chapter 2", ["lr"]),
@@ -135,17 +236,27 @@ FIGURES = [
     Entry("fig_3_1", "ImageNet photos (bicycle, canoe, school bus, balloon) whose label-determining "
           "object is one part of a large background", "Chapter 3", ILLUSTRATIVE,
           "four ImageNet-2012 photographs: not redistributable, and no data of ours to draw them from"),
-    _todo("fig_3_2", "Sparsity of intermediate WRN layers during training on CIFAR-10: average "
-          "percentage of active neurons per epoch", "Chapter 3", LOCAL_SIGNAL),
-    _todo("fig_3_3", "The LSA model on synthetic data: b and w·w*, the ratio b/(w·w*) and test "
-          "accuracy against the SGD step", "Chapter 3", LOCAL_SIGNAL),
-    _todo("fig_3_4", "WRN against its NTK: test accuracy as the background noise grows, in four "
-          "image settings", "Chapter 3", LOCAL_SIGNAL),
-    _todo("fig_3_5", "Example images of CIFAR-VEHICLES and of CIFAR-10 on ImageNet noise, background "
-          "scaled to 0.75", "Chapter 3", LOCAL_SIGNAL,
-          "drawn from the noisy-image dataset generators, no training"),
-    _todo("fig_4_1", "Matrix V after one gradient step under uniform attention (L = 200, n = 25, "
-          "η = L²): the permutation structure appears", "Chapter 4", DECISION_LISTS),
+    Entry("fig_3_2", "Sparsity of intermediate WRN layers during training on CIFAR-10: average "
+          "percentage of active neurons per epoch", "Chapter 3", plot=f"{FIGURES_CH3}:plot_fig_3_2",
+          inputs=_sparsity_inputs,
+          params=lambda config: sparsity_settings(ch3_spec(config)),
+          configured=lambda config: bool(ch3_spec(config).get("sparsity"))),
+    Entry("fig_3_3", "The LSA model on synthetic data: b and w·w*, the ratio |b|/(w·w*) and test "
+          "accuracy against the SGD step", "Chapter 3", plot=f"{FIGURES_CH3}:plot_fig_3_3",
+          caption="The LSA model f(X) = Σ_i φ_b(⟨w, X_i⟩) trained by SGD on fresh synthetic samples "
+          "(Algorithm 3.1): b and w·w* (left), |b|/(w·w*) (centre) and test accuracy (right) against the SGD step.",
+          inputs=_toy_inputs, params=_toy_spec, configured=lambda config: bool(_toy_spec(config)),
+          data_source=TOY_DATA),
+    ch3_image_entry("fig_3_4", "WRN against its NTK: test accuracy as the background noise grows, in four "
+                    "image settings", "Chapter 3", "plot_fig_3_4"),
+    Entry("fig_3_5", "Example images of CIFAR-VEHICLES and of CIFAR-10 on ImageNet noise, background "
+          "scaled to 0.75", "Chapter 3", plot=f"{FIGURES_CH3}:plot_fig_3_5", inputs=_examples_inputs,
+          params=_image_params,
+          configured=lambda config: _images_configured(config) and bool(ch3_spec(config)["images"].get("examples"))),
+    Entry("fig_4_1", "Matrix V after one gradient step under uniform attention (L = 200, n = 25, "
+          "η = L²): the permutation structure appears", "Chapter 4", plot=f"{FIGURES_CH4}:plot_fig_4_1",
+          inputs=_one_step_inputs, params=ch4_spec, configured=lambda config: bool(ch4_spec(config)),
+          data_source=DECISION_LISTS_DATA),
     Entry("fig_5_1", "Growth operators: k layers grown into 2k; interleaving (b = 1) and single-block "
           "copying (b = 3) of a 6-layer net (a drawing)", "Chapter 5", BUILT,
           "drawn from the caption and the examples of Sec 5.2.1; the random-initialisation "
@@ -186,14 +297,16 @@ TABLES = [
           plot=f"{FIGURES_CH2}:table_2_1", inputs=lambda config: {"provenance": _provenance(ch2_spec(config), NETWORKS)},
           params=lambda config: {name: configurations(ch2_spec(config))[name] for name in NETWORKS},
           configured=_has(*NETWORKS)),
-    _todo("table_3_1", "Percentage of the zero-noise test accuracy the WRN and its NTK retain at the "
-          "maximum noise level, four image settings", "Chapter 3", LOCAL_SIGNAL),
+    ch3_image_entry("table_3_1", "Percentage of the zero-noise test accuracy the WRN and its NTK retain at the "
+                    "maximum noise level, four image settings", "Chapter 3", "table_3_1"),
     _todo("table_5_1", "BERT 12 → 16: LAG@200 against the oracle, LAG@0 and stacking on top: final "
           "validation loss, regret, relative regret", "Chapter 5", GROWING),
     _todo("table_5_2", "UL2 12 → 16: LAG@2000 against the oracle, LAG@0 and stacking on top: final "
           "validation loss, regret, relative regret", "Chapter 5", GROWING),
-    _todo("table_B_1", "Test accuracy of WRN and NTK on CIFAR-2 with Gaussian noise: three placements, "
-          "two image sizes, four noise levels", "Appendix B", LOCAL_SIGNAL),
+    Entry("table_B_1", "Test accuracy of WRN and NTK on CIFAR-2 with Gaussian noise: three placements, "
+          "two image sizes, four noise levels", "Appendix B", plot=f"{FIGURES_CH3}:table_B_1", inputs=_image_runs,
+          params=_image_params,
+          configured=lambda config: _images_configured(config) and bool(ch3_spec(config)["images"].get("table_B_1"))),
     _todo("table_C_1", "UL2 12 → 16: one-shot TyDi QA, TriviaQA and LAMBADA scores of LAG@2000 against "
           "the other strategies", "Appendix C", GROWING,
           "needs the three QA sets and a one-shot evaluation harness; no offline proxy"),
@@ -202,4 +315,4 @@ TABLES = [
 ]
 
 ENTRIES = FIGURES + TABLES
-CLAIM_SETS = [CH2_CLAIMS]
+CLAIM_SETS = [CH2_CLAIMS, CH3_CLAIMS, CH4_CLAIMS]

@@ -1,2 +1,276 @@
 """Chapter 3 and Appendix B, local signal adaptivity (a CNN against its tangent kernel): the claims
-of Figs 3.2-3.5 and Tables 3.1, B.1 (Fig 3.1 is photographs, listed only). Filled by issue 28."""
+of Figs 3.2-3.5 and Tables 3.1, B.1 (Fig 3.1 is photographs, listed only), as checks over the
+runs; ``local_signal_claims`` checks those of every configured experiment (inputs by name)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ...analysis.karp_thesis.ch3 import (
+    TOY_THESIS,
+    final_accuracies,
+    read_toy_run,
+    table_3_1_frame,
+    table_b_1_frame,
+    toy_linear_ceiling,
+    trend,
+)
+from ...manifests.jobs import ClaimsJob
+from .. import ClaimCheck
+
+
+def local_signal_claims(job: ClaimsJob) -> list[ClaimCheck]:
+    """Every chapter-3 check whose runs are among the job's inputs; absent inputs skip theirs."""
+    checks = []
+    if job.inputs.get("toy"):
+        checks += toy_claims(read_toy_run(job.inputs["toy"]), job.params["toy"],
+                             TOY_THRESHOLDS[job.params["thresholds"]])
+    return checks + noisy_image_claims(job)
+
+
+def _num(value: float, digits: int = 3) -> str:
+    return "n/a" if not np.isfinite(value) else f"{value:.{digits}f}".replace("-", "−")
+
+
+def _signed(value: float, digits: int = 3) -> str:
+    return "n/a" if not np.isfinite(value) else f"{value:+.{digits}f}".replace("-", "−")
+
+
+# --- Fig 3.3: the LSA toy model (Sec 3.3, Algorithm 3.1) ---
+#
+# ==== ======= ==================================================================================
+# id   figure  statement (the check)
+# ==== ======= ==================================================================================
+# T1   fig_3_3 w·w* increases (Spearman ρ with the step ≥ 0.8, last above first)
+# T2   fig_3_3 b decreases, negative with growing magnitude (ρ ≤ −0.8, last below first, last < 0)
+# T3   fig_3_3 |b|/(w·w*) increases (ρ ≥ 0.8 over the evaluations with w·w* > 0, last above first)
+# T4   fig_3_3 test accuracy increases (ρ ≥ 0.8, last above first)
+# T5   fig_3_3 the final accuracy is well above the linear classifier's Φ(1/(√(k − 1)σ)) (≥ 0.05 above)
+# T6   fig_3_3 paper scale: final accuracy in [0.72, 0.86] at 10,000 steps (spec §11.1's DEFAULT band)
+# T7   fig_3_3 paper scale: final |b|/(w·w*) in [0.35, 0.55] at 10,000 steps (spec §11.1's DEFAULT band)
+# T8   fig_3_3 b's short positive phase, b/(w·w*) = O(1/k) while b > 0 (informative, Sec 3.4)
+# ==== ======= ==================================================================================
+#
+# The thesis states the trends without numbers (Fig 3.3's caption, Sec 3.4): "increases" reads as a
+# Spearman rank correlation with the step of at least 0.8 (a strong monotone trend over the
+# evaluations, robust to the ±0.007 sampling noise of one evaluation's accuracy) and a last value
+# beyond the first; "well above" the linear ceiling as at least 0.05 above it. The same at both
+# scales. The acceptance bands T6, T7 (spec §11.1) are for the thesis's 10,000 steps: other runs
+# leave them unevaluated (None).
+
+
+@dataclass(frozen=True)
+class ToyThresholds:
+    trend: float = 0.8  # T1-T4: |Spearman ρ| with the step at least this
+    above_ceiling: float = 0.05  # T5: final accuracy at least this above the linear classifier's
+    final_accuracy: tuple[float, float] | None = None  # T6: the band, where it applies
+    final_ratio: tuple[float, float] | None = None  # T7: the band, where it applies
+
+
+TOY_THRESHOLDS = {"quick": ToyThresholds(),
+                  "paper": ToyThresholds(final_accuracy=(0.72, 0.86), final_ratio=(0.35, 0.55))}
+TOY_TRENDS = (  # T1-T4: (id, column, sign of the trend, statement)
+    ("T1", "w_dot_wstar", +1, "as training progresses, w·w* increases"),
+    ("T2", "b", -1, "b decreases (b < 0, with increasing magnitude)"),
+    ("T3", "ratio", +1, "the ratio |b|/|w·w*| increases (more and more noise is thresholded out)"),
+    ("T4", "test_accuracy", +1, "the test accuracy increases correspondingly"),
+)
+
+
+def _trend_check(frame: pd.DataFrame, claim_id: str, column: str, sign: int, statement: str,
+                 limits: ToyThresholds) -> ClaimCheck:
+    rows = frame[frame["w_dot_wstar"] > 0] if column == "ratio" else frame  # the ratio's sign needs w·w* > 0
+    summary = trend(rows, column)
+    rho, change = summary["rho"], summary["change"]
+    negative = column == "b"  # b also ends negative
+    passed = None if not np.isfinite(rho) else bool(sign * rho >= limits.trend and sign * change > 0
+                                                     and (summary["last"] < 0 or not negative))
+    ends = " and last < 0" if negative else ""
+    direction = "≥ " if sign > 0 else "≤ −"
+    return ClaimCheck(claim_id, "fig_3_3", statement,
+                      f"Spearman ρ(step, {column}) {direction}{limits.trend:g} and last {'>' if sign > 0 else '<'} "
+                      f"first{ends} ({len(rows)} evaluations)",
+                      f"ρ = {_num(rho)}; {_num(summary['first'], 4)} at step {int(rows['step'].iloc[0]):,} → "
+                      f"{_num(summary['last'], 4)} at step {int(rows['step'].iloc[-1]):,}", passed)
+
+
+def _band_check(claim_id: str, statement: str, value: float, band, last_step: int, quantity: str) -> ClaimCheck:
+    thesis_steps = TOY_THESIS["steps"]
+    if band is None:
+        return ClaimCheck(claim_id, "fig_3_3", statement, f"{quantity} in the band (paper scale only)",
+                          f"{_num(value)} at step {last_step:,}", None)
+    low, high = band
+    check = f"{quantity} at step {thesis_steps:,} in [{low:g}, {high:g}]"
+    if last_step != thesis_steps:
+        return ClaimCheck(claim_id, "fig_3_3", statement, check,
+                          f"{_num(value)} at step {last_step:,} (not the thesis's {thesis_steps:,}: not evaluated)",
+                          None)
+    return ClaimCheck(claim_id, "fig_3_3", statement, check, f"{_num(value)}", bool(low <= value <= high))
+
+
+def toy_claims(frame: pd.DataFrame, spec: dict, limits: ToyThresholds) -> list[ClaimCheck]:
+    """T1-T8 on one run's evaluations (``TOY_COLUMNS``)."""
+    checks = [_trend_check(frame, *trend_spec, limits) for trend_spec in TOY_TRENDS]
+    last = frame.iloc[-1]
+    last_step = int(last.step)
+    ceiling = toy_linear_ceiling(spec)
+    margin = last.test_accuracy - ceiling
+    checks.append(ClaimCheck(
+        "T5", "fig_3_3", "the LSA model's accuracy rises well above the linear classifier's, which fails with "
+        "probability about 1/2 (Sec 3.3: Φ(1/log k) = 0.558 at k = 1000)",
+        f"final test accuracy − Φ(1/(√(k − 1)·σ)) ≥ {limits.above_ceiling:g}",
+        f"{_num(last.test_accuracy)} at step {last_step:,} against {_num(ceiling)} ({_signed(margin)})"
+        if np.isfinite(margin) else "n/a", None if not np.isfinite(margin) else bool(margin >= limits.above_ceiling)))
+    checks.append(_band_check("T6", "final test accuracy of the reproduction at the thesis's settings (spec §11.1: "
+                              "0.789 in a numpy re-run; DEFAULT acceptance band)", float(last.test_accuracy),
+                              limits.final_accuracy, last_step, "final test accuracy"))
+    checks.append(_band_check("T7", "final |b|/(w·w*) at the thesis's settings (spec §11.1: 0.44 in a numpy re-run; "
+                              "DEFAULT acceptance band)", float(last.ratio), limits.final_ratio, last_step,
+                              "final |b|/(w·w*)"))
+    k = spec["k"]
+    checks.append(ClaimCheck(
+        "T8", "fig_3_3", "there is a short phase at the start during which b grows positive; η_b/η_w = 1/k keeps "
+        "|b|/|w·w*| ≤ Θ(1/k) while b > 0 (Sec 3.4, informative: no constant is stated)",
+        "largest b, steps with b > 0, largest k·b/(w·w*) while b > 0 (tracked every step)",
+        f"b peaked at {last.b_peak:.3g}, positive after {int(last.b_positive_steps)} of {last_step:,} steps; "
+        f"k·b/(w·w*) ≤ {k * last.positive_ratio_peak:.3g}", None))
+    return checks
+
+
+# --- Figs 3.2, 3.4, Tables 3.1, B.1: the network against its linearisation on noisy images ---
+#
+# ==== ========= ===================================================================================
+# id   figure    statement (the check)
+# ==== ========= ===================================================================================
+# L1   table_3_1 the WRN keeps more of its zero-noise accuracy than its NTK, in every setting
+# L2   table_3_1 the WRN keeps > 96% everywhere (paper scale)
+# L3   table_3_1 the NTK keeps < 70% on CIFAR-10 with ImageNet noise (paper scale)
+# L4   table_B_1 the gap persists: the WRN beats the NTK in every cell
+# L5   table_B_1 placement ordering fixed corner > random corner > random location (mean accuracy)
+# L6   table_B_1 every model is better on the larger images (mean accuracy; needs both sizes)
+# L7   table_B_1 every cell within ±1.5 points of the thesis (paper scale)
+# L8   fig_3_2   the WRN's layers grow sparser over training
+# ==== ========= ===================================================================================
+#
+# Decisions where the thesis gives no number (DEFAULTs): "virtually all models" (L5) reads as the
+# ordering of the accuracies averaged over sizes, models and levels (the thesis's own table passes it,
+# its four (size, model) rows do not all); "increasingly sparse" (L8) as: the mean active fraction over
+# layers falls from the first evaluated epoch to the last, and at least half the layers fall. L2, L3
+# and L7 compare with the thesis's numbers, which only the paper-scale runs can meet: at quick scale
+# they carry the measured number and no verdict.
+
+PLACEMENT_ORDER = ("fixed_corner", "random_corner", "random_loc")  # best first (App. B.4)
+
+
+@dataclass(frozen=True)
+class LocalSignalThresholds:
+    network_keeps: float = 96.0  # L2: % of the zero-noise accuracy
+    ntk_keeps_at_most: float = 70.0  # L3
+    table_tolerance: float = 1.5  # L7: points per cell
+    sparser_layers: float = 0.5  # L8: the fraction of layers whose active fraction falls
+    against_thesis: bool = True  # L2, L3, L7 are asserted
+
+
+THRESHOLDS = {"quick": LocalSignalThresholds(against_thesis=False), "paper": LocalSignalThresholds()}
+
+
+def noisy_image_claims(job: ClaimsJob) -> list[ClaimCheck]:
+    """Every noisy-image check whose runs are among the job's inputs (none without them)."""
+    limits = THRESHOLDS[job.params["thresholds"]]
+    checks = []
+    if job.inputs.get("runs"):
+        final = final_accuracies(pd.concat([pd.read_csv(path) for path in job.inputs["runs"]], ignore_index=True))
+        images = job.params["spec"]["images"]
+        checks += retained_checks(table_3_1_frame(final, images["settings"]), limits)
+        if images.get("table_B_1"):
+            checks += table_b_1_checks(table_b_1_frame(final, images["table_B_1"], images["sizes"]), limits)
+    if job.inputs.get("sparsity"):
+        checks.append(sparsity_check(pd.read_csv(job.inputs["sparsity"][0]), limits))
+    return checks
+
+
+def retained_checks(table: pd.DataFrame, limits: LocalSignalThresholds) -> list[ClaimCheck]:
+    by_model = {model: table[table["model"] == label].set_index("setting")["retained_pct"]
+                for model, label in (("network", "WRN"), ("linearisation", "NTK"))}
+    margins = by_model["network"] - by_model["linearisation"]
+    listed = "; ".join(f"{setting}: WRN {by_model['network'][setting]:.1f}%, NTK "
+                       f"{by_model['linearisation'][setting]:.1f}%" for setting in margins.index)
+    checks = [ClaimCheck("L1", "table_3_1", "The WRN retains far more of its accuracy under noise than its NTK "
+                         "(Table 3.1: 96.8-99.8% against 69.8-92.8%)",
+                         f"retained(WRN) > retained(NTK) in every setting ({listed})",
+                         round(float(margins.min()), 2), bool((margins > 0).all()))]
+    network_min = float(by_model["network"].min())
+    checks.append(ClaimCheck("L2", "table_3_1", "The WRN retains more than 96% of its accuracy in every setting",
+                             f"min retained(WRN) > {limits.network_keeps:g}%"
+                             + ("" if limits.against_thesis else " (asserted at paper scale only: the quick "
+                                                                 "stand-in's levels and data differ)"),
+                             round(network_min, 2),
+                             network_min > limits.network_keeps if limits.against_thesis else None))
+    imagenet = [s for s in by_model["linearisation"].index if s.startswith("CIFAR-10")]
+    if imagenet:
+        ntk = float(by_model["linearisation"][imagenet[0]])
+        checks.append(ClaimCheck("L3", "table_3_1", "The NTK retains less than 70% on CIFAR-10 with ImageNet noise",
+                                 f"retained(NTK, {imagenet[0]}) < {limits.ntk_keeps_at_most:g}%"
+                                 + ("" if limits.against_thesis else " (asserted at paper scale only)"),
+                                 round(ntk, 2), ntk < limits.ntk_keeps_at_most if limits.against_thesis else None))
+    return checks
+
+
+def placement_means(table: pd.DataFrame) -> pd.Series:
+    """Mean accuracy (%) per placement over every size, model and level of Table B.1."""
+    return table.groupby("placement")["accuracy_pct"].mean()
+
+
+def table_b_1_checks(table: pd.DataFrame, limits: LocalSignalThresholds) -> list[ClaimCheck]:
+    wide = table.pivot_table(index=["size_key", "placement", "sigma"], columns="model", values="accuracy_pct")
+    gaps = wide["WRN"] - wide["NTK"]
+    checks = [ClaimCheck("L4", "table_B_1", "The gap between the WRN and the NTK persists in all cases",
+                         f"WRN > NTK in every cell ({int((gaps > 0).sum())}/{len(gaps)} cells; measured: the "
+                         "smallest gap in points)", round(float(gaps.min()), 2), bool((gaps > 0).all()))]
+    means = placement_means(table)
+    present = [p for p in PLACEMENT_ORDER if p in means.index]
+    if len(present) > 1:
+        ordered = all(means[a] > means[b] for a, b in zip(present, present[1:]))
+        checks.append(ClaimCheck("L5", "table_B_1", "Placement ordering fixed corner > random corner > random "
+                                 "location for virtually all models",
+                                 "mean accuracy over sizes, models and levels ordered "
+                                 + " > ".join(f"{p} {means[p]:.2f}" for p in present),
+                                 round(float(means[present[0]] - means[present[-1]]), 2), ordered))
+    sizes = table["size_key"].unique()
+    size_means = table.groupby(["model", "size_key"])["accuracy_pct"].mean().unstack()
+    if {"small", "large"} <= set(sizes):
+        gains = size_means["large"] - size_means["small"]
+        checks.append(ClaimCheck("L6", "table_B_1", "All models are better on the larger images",
+                                 "mean accuracy on 32 on 64 > on 16 on 32, for each model (measured: the "
+                                 "smaller gain in points)", round(float(gains.min()), 2), bool((gains > 0).all())))
+    else:
+        checks.append(ClaimCheck("L6", "table_B_1", "All models are better on the larger images",
+                                 "needs both image sizes; this configuration runs only " + ", ".join(sizes),
+                                 None, None))
+    compared = table.dropna(subset=["thesis_pct"])
+    worst = float(compared["difference"].abs().max()) if len(compared) else float("nan")
+    evaluable = limits.against_thesis and len(compared) == len(table)
+    checks.append(ClaimCheck("L7", "table_B_1", "Table B.1's accuracies (single-seed runs)",
+                             f"every cell within ±{limits.table_tolerance:g} points of the thesis (measured: the "
+                             f"largest difference over {len(compared)} comparable cells)"
+                             + ("" if limits.against_thesis else "; asserted at paper scale only"),
+                             round(worst, 2) if np.isfinite(worst) else None,
+                             worst <= limits.table_tolerance if evaluable else None))
+    return checks
+
+
+def sparsity_check(rows: pd.DataFrame, limits: LocalSignalThresholds) -> ClaimCheck:
+    """L8 from the first evaluation after training starts (epoch ≥ 1) to the last."""
+    layers = [column for column in rows.columns if column.startswith("active_relu")]
+    trained = rows[rows["epoch"] >= 1].sort_values("epoch")
+    first, last = trained.iloc[0], trained.iloc[-1]
+    falling = [layer for layer in layers if last[layer] < first[layer]]
+    mean_change = float(np.mean([last[layer] - first[layer] for layer in layers]))
+    passed = mean_change < 0 and len(falling) >= limits.sparser_layers * len(layers)
+    return ClaimCheck("L8", "fig_3_2", "The intermediate layers become increasingly sparse over training",
+                      f"mean active fraction over the {len(layers)} ReLU layers falls from epoch {first['epoch']:g} "
+                      f"to {last['epoch']:g}, and at least {limits.sparser_layers:.0%} of the layers fall "
+                      f"({len(falling)} do; measured: the mean change)", round(mean_change, 4), passed)

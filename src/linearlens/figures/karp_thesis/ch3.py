@@ -1,2 +1,202 @@
 """Chapter 3 and Appendix B, local signal adaptivity (a CNN against its tangent kernel): the plots
-of Figs 3.2-3.5 and Tables 3.1, B.1 (Fig 3.1 is photographs, listed only). Filled by issue 28."""
+of Figs 3.2-3.5 and Tables 3.1, B.1 (Fig 3.1 is photographs, listed only)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from ...analysis.karp_thesis.ch3 import (
+    IMAGE_MODELS,
+    MODEL_LABELS,
+    TOY_THESIS,
+    final_accuracies,
+    read_toy_run,
+    setting_curve,
+    table_3_1_frame,
+    table_b_1_frame,
+    toy_linear_ceiling,
+    toy_noise_std,
+    toy_settings_text,
+)
+from ...manifests.jobs import FigureJob
+from ..style import apply_style, save_figure
+
+# --- Fig 3.3: the LSA toy model (Sec 3.3, Algorithm 3.1) ---
+
+TOY_COLOURS = {"b": "#1f77b4", "w_dot_wstar": "#ff7f0e", "ratio": "#2ca02c", "test_accuracy": "#d62728"}
+
+
+def _toy_deviations(spec: dict) -> list[str]:
+    """The run's settings that differ from the thesis's, as the caption names them."""
+    return [f"{key} {spec[key]:g} (thesis {value:g})" for key, value in TOY_THESIS.items() if spec[key] != value]
+
+
+def toy_caption(job: FigureJob, spec: dict, frame) -> str:
+    last = frame.iloc[-1]
+    deviations = _toy_deviations(spec)
+    return (f"{job.caption} Settings: {toy_settings_text(spec)}"
+            + (f"; differs from the thesis in {', '.join(deviations)}" if deviations else " (the thesis's)")
+            + f". Conventions of the authors' code: the signal row y·w* (w* = (1, …, 1)/√d) replaces a uniformly "
+            f"chosen one of the k rows; w₀ a random direction of norm {spec['init_norm']:g}; b₀ = {spec['init_bias']:g} "
+            f"(the code draws N(0, 1e-12)); accuracy = mean(y·f ≥ 0) on fresh test samples at each evaluation. "
+            f"The dashed line is the accuracy of the linear classifier l(X) = Σ_i ⟨w*, X_i⟩ = y + N(0, (k − 1)σ²), "
+            f"Φ(1/(√(k − 1)·σ)) = {toy_linear_ceiling(spec):.3f}. Samples drawn by the {spec['route']} route (exact in distribution). "
+            f"At step {int(last.step):,}: w·w* = {last.w_dot_wstar:.3f}, ‖w⊥‖ = {last.w_perp_norm:.3f}, "
+            f"b = {last.b:.3f}, |b|/(w·w*) = {last.ratio:.3f}, test accuracy {last.test_accuracy:.3f}; b > 0 after "
+            f"{int(last.b_positive_steps)} of the steps (largest b {last.b_peak:.2g}).")
+
+
+def plot_fig_3_3(job: FigureJob) -> None:
+    """Fig 3.3: left b and w·w*, centre |b|/(w·w*), right test accuracy (the linear classifier's
+    accuracy dashed), all against the SGD step."""
+    apply_style()
+    spec, frame = job.params, read_toy_run(job.inputs["runs"])
+    steps = frame["step"].to_numpy()
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.6), layout="constrained")
+    left, centre, right = axes
+    left.plot(steps, frame["b"], color=TOY_COLOURS["b"], label="b")
+    left.plot(steps, frame["w_dot_wstar"], color=TOY_COLOURS["w_dot_wstar"], label="w·w*")
+    left.axhline(0.0, color="0.3", linewidth=0.6)
+    left.set(ylabel="value", title="b and w·w*")
+    left.legend(loc="best", fontsize=8)
+    ratio = frame["ratio"].where(frame["w_dot_wstar"] > 0)  # undefined before w·w* turns positive
+    centre.plot(steps, ratio, color=TOY_COLOURS["ratio"])
+    centre.set(ylabel="|b| / (w·w*)", title="|b| / (w·w*)")
+    right.plot(steps, frame["test_accuracy"], color=TOY_COLOURS["test_accuracy"], label="LSA model")
+    ceiling = toy_linear_ceiling(spec)
+    right.axhline(ceiling, color="0.2", linestyle="--", linewidth=1.0,
+                  label=f"linear classifier ceiling {ceiling:.3f}")
+    accuracy = frame["test_accuracy"].to_numpy(dtype=float)
+    right.set(ylabel="test accuracy", title="test accuracy",
+              ylim=(min(0.45, float(np.nanmin(accuracy)) - 0.01), min(1.0, max(0.8, float(np.nanmax(accuracy)) + 0.05))))
+    right.legend(loc="lower right", fontsize=8)
+    for ax in axes:
+        ax.set_xlabel("SGD step")
+        ax.set_xlim(0, steps[-1])
+    data_source = (f"{job.data_source}: k = {spec['k']}, d = {spec['d']}, σ = {toy_noise_std(spec):.4f} "
+                   f"(noise multiplier {spec['noise_multiplier']:g}), seed {spec['seed']}")
+    save_figure(fig, job.png_path, toy_caption(job, spec, frame), data_source)
+
+
+# --- the noisy-image experiments: Figs 3.2, 3.4, 3.5, Tables 3.1, B.1 ---------------------------
+
+MODEL_COLOURS = {"network": "#1f77b4", "linearisation": "#ff7f0e"}  # blue WRN, orange NTK, as the thesis
+
+
+def read_image_runs(paths) -> pd.DataFrame:
+    return pd.concat([pd.read_csv(path) for path in paths], ignore_index=True)
+
+
+def _recipe_note(params: dict) -> str:
+    network, linearisation = params["network"], params["linearisation"]
+    return (f"WRN: {network['optimiser']['name']} at {network['optimiser']['lr']:g}, batch {network['batch_size']}, "
+            f"{network['epochs']} epochs; NTK (the WRN linearised at θ₀, BatchNorm on θ₀'s training statistics): "
+            f"{linearisation['optimiser']['name']} at {linearisation['optimiser']['lr']:g}, batch "
+            f"{linearisation['batch_size']}, {linearisation['epochs']} epochs; one seed "
+            f"({params['images']['seed']}) for every dataset and initialisation.")
+
+
+def plot_fig_3_4(job: FigureJob) -> None:
+    """Fig 3.4: test accuracy of the WRN and its NTK against the noise level, one panel per setting."""
+    apply_style()
+    final = final_accuracies(read_image_runs(job.inputs["runs"]))
+    images = job.params["images"]
+    settings = images["settings"]
+    columns = 2 if len(settings) > 1 else 1
+    rows = -(-len(settings) // columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(5.2 * columns, 3.6 * rows), squeeze=False)
+    for ax, (name, setting) in zip(axes.flat, settings.items()):
+        for model in IMAGE_MODELS:
+            curve = setting_curve(final, model, name, setting["placement"], setting["size"])
+            ax.plot(curve["level"], 100 * curve["test_accuracy"], "o-", color=MODEL_COLOURS[model],
+                    label=MODEL_LABELS[model])
+        size = images["sizes"][setting["size"]]
+        ax.set(title=f"{setting['label']} ({setting['placement'].replace('_', ' ')}, {size['image']} on "
+                     f"{size['background']})", xlabel=setting.get("noise", "noise level"), ylabel="test accuracy (%)")
+        ax.legend()
+    for ax in list(axes.flat)[len(settings):]:
+        ax.set_visible(False)
+    fig.tight_layout()
+    caption = " ".join([job.caption, "Each point is one run: the test accuracy after the last epoch.",
+                        _recipe_note(job.params)])
+    save_figure(fig, job.png_path, caption, job.data_source)
+
+
+def _write_table(job: FigureJob, frame: pd.DataFrame, caption: str) -> None:
+    path = Path(job.png_path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(path, index=False)
+    sidecar = {"figure": path.stem, "caption": caption, "data_source": job.data_source}
+    path.with_suffix(".json").write_text(json.dumps(sidecar, indent=2) + "\n")
+
+
+def table_3_1(job: FigureJob) -> None:
+    """Table 3.1: the percentage of its zero-noise accuracy each model keeps at the largest level, beside
+    the thesis's percentages."""
+    final = final_accuracies(read_image_runs(job.inputs["runs"]))
+    frame = table_3_1_frame(final, job.params["images"]["settings"])
+    caption = " ".join([job.caption, "retained_pct = 100 · accuracy at the largest level / accuracy without "
+                        "noise, from Fig 3.4's runs; thesis_retained_pct is the thesis's Table 3.1 (its largest "
+                        "levels are s = 1 and σ = 2; max_level is ours).", _recipe_note(job.params)])
+    _write_table(job, frame.round(2), caption)
+
+
+def table_B_1(job: FigureJob) -> None:
+    """Table B.1: test accuracy (%) per size, model, placement and σ, beside the thesis's values."""
+    final = final_accuracies(read_image_runs(job.inputs["runs"]))
+    images = job.params["images"]
+    frame = table_b_1_frame(final, images["table_B_1"], images["sizes"])
+    caption = " ".join([job.caption, "thesis_pct is the thesis's Table B.1 (NaN where it has no such cell); "
+                        "difference = ours − thesis.", _recipe_note(job.params)])
+    _write_table(job, frame.round(2), caption)
+
+
+def plot_fig_3_2(job: FigureJob) -> None:
+    """Fig 3.2: per ReLU layer, the percentage of active outputs per instance against the epoch."""
+    apply_style()
+    rows = pd.read_csv(job.inputs["runs"][0])
+    layers = [column for column in rows.columns if column.startswith("active_relu")]
+    fig, ax = plt.subplots(figsize=(6.0, 4.0))
+    palette = plt.cm.viridis(np.linspace(0, 0.9, len(layers)))
+    for colour, column in zip(palette, layers):
+        number = int(column.removeprefix("active_relu"))
+        label = f"ReLU {number}" + (" (final)" if number == len(layers) else "")
+        ax.plot(rows["epoch"], 100 * rows[column], "o-", markersize=3, color=colour, label=label)
+    ax.set(xlabel="epoch", ylabel="active neurons per instance (%)")
+    ax.legend(fontsize=7, ncol=2)
+    settings = job.params
+    caption = " ".join([job.caption, f"The WRN's {len(layers)} ReLU layers (two per block, then the final one), "
+                        f"measured after every epoch on the first {settings['probe_size']} test images "
+                        f"(batch statistics, chunks of {settings['eval_batch']}); the WRN is trained as in Fig 3.4 "
+                        f"for {settings['epochs']} epochs; final test accuracy "
+                        f"{100 * rows['test_accuracy'].iloc[-1]:.1f}%."])
+    save_figure(fig, job.png_path, caption, job.data_source)
+
+
+def plot_fig_3_5(job: FigureJob) -> None:
+    """Fig 3.5: example images of the settings the examples name, at their level."""
+    apply_style()
+    examples = job.params["images"]["examples"]
+    settings = job.params["images"]["settings"]
+    with np.load(job.inputs["examples"][0]) as arrays:
+        rows = {name: arrays[name] for name in examples["settings"]}
+    count = max(len(images) for images in rows.values())
+    fig, axes = plt.subplots(len(rows), count, figsize=(1.3 * count, 1.5 * len(rows)), squeeze=False)
+    for ax_row, (name, images) in zip(axes, rows.items()):
+        for ax, image in zip(ax_row, images):
+            picture = np.transpose(image, (1, 2, 0))
+            low, high = float(picture.min()), float(picture.max())
+            shown = (picture - low) / (high - low) if high > low else picture * 0
+            ax.imshow(shown.squeeze(), cmap="gray" if picture.shape[-1] == 1 else None, interpolation="nearest")
+            ax.set_xticks([])
+            ax.set_yticks([])
+        ax_row[0].set_ylabel(settings[name]["label"], fontsize=8)
+    fig.tight_layout()
+    caption = " ".join([job.caption, f"Test images of each setting at level {examples['level']:g}, from the "
+                        "generators the runs train on; each image is shown rescaled to its own range."])
+    save_figure(fig, job.png_path, caption, job.data_source)
