@@ -3,6 +3,7 @@ and read by the network's and the linearisation's runs alike."""
 
 import numpy as np
 
+from linearlens.analysis.karp_thesis.ch3 import array_key
 from linearlens.data.prepared import load_prepared
 from linearlens.experiments.karp_thesis.ch3 import make_image_variants
 from linearlens.workflow import logged_job
@@ -14,5 +15,4 @@ with logged_job(snakemake) as log:
     np.savez(snakemake.output[0], **arrays)
     for variant in images["variants"]:
         log.info("%s: %d training and %d test images", variant["name"],
-                 len(arrays[f"{variant['name'].replace('/', '.')}.y_train"]),
-                 len(arrays[f"{variant['name'].replace('/', '.')}.y_test"]))
+                 len(arrays[array_key(variant["name"], "y_train")]), len(arrays[array_key(variant["name"], "y_test")]))

@@ -29,3 +29,12 @@ def save_figure(fig: plt.Figure, png_path: str | Path, caption: str, data_source
     plt.close(fig)
     sidecar = {"figure": png_path.stem, "caption": caption, "data_source": data_source}
     png_path.with_suffix(".json").write_text(json.dumps(sidecar, indent=2) + "\n")
+
+
+def save_table(frame, csv_path: str | Path, caption: str, data_source: str) -> None:
+    """Write a table target: ``<stem>.csv`` and the same JSON sidecar as a figure's."""
+    csv_path = Path(csv_path)
+    csv_path.parent.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(csv_path, index=False)
+    sidecar = {"figure": csv_path.stem, "caption": caption, "data_source": data_source}
+    csv_path.with_suffix(".json").write_text(json.dumps(sidecar, indent=2) + "\n")

@@ -14,6 +14,7 @@ from ..analysis.karp_thesis.ch3 import (
     EXAMPLES_PATH,
     SPARSITY_RUN,
     example_datasets,
+    image_datasets,
     image_run_paths,
     sparsity_settings,
     toy_run_path,
@@ -160,11 +161,7 @@ def _images_configured(config: dict) -> bool:
 
 
 def _image_datasets(config: dict) -> list[str]:
-    images = ch3_spec(config)["images"]
-    names = {setting["dataset"]: None for setting in images["settings"].values()}
-    names.update({setting["background"]["dataset"]: None for setting in images["settings"].values()
-                  if setting["background"]["kind"] == "bank"})
-    return [f"results/data/{name}.json" for name in names]
+    return [f"results/data/{name}.json" for name in image_datasets(ch3_spec(config)["images"])]
 
 
 def _image_runs(config: dict) -> dict[str, list[str]]:

@@ -201,6 +201,11 @@ def job_datasets(images: dict, job: str) -> list[str]:
     return _datasets_of(images, [variant["setting"] for variant in image_jobs(images)[job]])
 
 
+def image_datasets(images: dict) -> list[str]:
+    """The prepared datasets of every setting."""
+    return _datasets_of(images, images["settings"])
+
+
 def example_datasets(images: dict) -> list[str]:
     return _datasets_of(images, images["examples"]["settings"])
 

@@ -32,7 +32,7 @@ from ...analysis.karp_thesis.ch2 import (
 )
 from ...data.prepared import data_label
 from ...manifests.jobs import FigureJob
-from ..style import apply_style, save_figure
+from ..style import apply_style, save_figure, save_table
 
 SAMPLE_BLUE, MAXIMUM_RED, FIT_GREEN = "#1f77b4", "#d62728", "#2ca02c"
 PAIR_COLOURS = plt.get_cmap("tab10")
@@ -472,12 +472,9 @@ def table_2_1(job: FigureJob) -> None:
     provenance = {Path(path).stem: json.loads(Path(path).read_text()) for path in job.inputs.get("provenance", [])}
     frame = pd.DataFrame([configuration_row(settings, provenance) for settings in job.params.values()])
     path = Path(job.png_path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    frame.to_csv(path, index=False)
-    path.with_suffix(".md").write_text(markdown_table(frame))
     standins = [f"{s['label']} — stand-in: {s['standin']}." for s in job.params.values() if s.get("standin")]
     caption = " ".join(part for part in [job.caption, f"{TABLE_LEAD}, emitted from the config (no data).",
                                          "Snapshots: the steps evaluated and the thesis iterations they play.",
                                          *standins] if part)
-    sidecar = {"figure": path.stem, "caption": caption, "data_source": job.data_source}
-    path.with_suffix(".json").write_text(json.dumps(sidecar, indent=2) + "\n")
+    save_table(frame, path, caption, job.data_source)
+    path.with_suffix(".md").write_text(markdown_table(frame))

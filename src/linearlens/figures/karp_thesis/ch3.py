@@ -3,9 +3,6 @@ of Figs 3.2-3.5 and Tables 3.1, B.1 (Fig 3.1 is photographs, listed only)."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -24,7 +21,7 @@ from ...analysis.karp_thesis.ch3 import (
     toy_settings_text,
 )
 from ...manifests.jobs import FigureJob
-from ..style import apply_style, save_figure
+from ..style import apply_style, save_figure, save_table
 
 # --- Fig 3.3: the LSA toy model (Sec 3.3, Algorithm 3.1) ---
 
@@ -88,6 +85,11 @@ def plot_fig_3_3(job: FigureJob) -> None:
 MODEL_COLOURS = {"network": "#1f77b4", "linearisation": "#ff7f0e"}  # blue WRN, orange NTK, as the thesis
 
 
+def _caption(*parts: str) -> str:
+    """The caption: the manifest's lead (often empty) and what the runs tell, as one text."""
+    return " ".join(part for part in parts if part)
+
+
 def read_image_runs(paths) -> pd.DataFrame:
     return pd.concat([pd.read_csv(path) for path in paths], ignore_index=True)
 
@@ -122,17 +124,9 @@ def plot_fig_3_4(job: FigureJob) -> None:
     for ax in list(axes.flat)[len(settings):]:
         ax.set_visible(False)
     fig.tight_layout()
-    caption = " ".join([job.caption, "Each point is one run: the test accuracy after the last epoch.",
-                        _recipe_note(job.params)])
+    caption = _caption(job.caption, "Each point is one run: the test accuracy after the last epoch.",
+                        _recipe_note(job.params))
     save_figure(fig, job.png_path, caption, job.data_source)
-
-
-def _write_table(job: FigureJob, frame: pd.DataFrame, caption: str) -> None:
-    path = Path(job.png_path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    frame.to_csv(path, index=False)
-    sidecar = {"figure": path.stem, "caption": caption, "data_source": job.data_source}
-    path.with_suffix(".json").write_text(json.dumps(sidecar, indent=2) + "\n")
 
 
 def table_3_1(job: FigureJob) -> None:
@@ -140,10 +134,10 @@ def table_3_1(job: FigureJob) -> None:
     the thesis's percentages."""
     final = final_accuracies(read_image_runs(job.inputs["runs"]))
     frame = table_3_1_frame(final, job.params["images"]["settings"])
-    caption = " ".join([job.caption, "retained_pct = 100 · accuracy at the largest level / accuracy without "
+    caption = _caption(job.caption, "retained_pct = 100 · accuracy at the largest level / accuracy without "
                         "noise, from Fig 3.4's runs; thesis_retained_pct is the thesis's Table 3.1 (its largest "
-                        "levels are s = 1 and σ = 2; max_level is ours).", _recipe_note(job.params)])
-    _write_table(job, frame.round(2), caption)
+                        "levels are s = 1 and σ = 2; max_level is ours).", _recipe_note(job.params))
+    save_table(frame.round(2), job.png_path, caption, job.data_source)
 
 
 def table_B_1(job: FigureJob) -> None:
@@ -151,9 +145,9 @@ def table_B_1(job: FigureJob) -> None:
     final = final_accuracies(read_image_runs(job.inputs["runs"]))
     images = job.params["images"]
     frame = table_b_1_frame(final, images["table_B_1"], images["sizes"])
-    caption = " ".join([job.caption, "thesis_pct is the thesis's Table B.1 (NaN where it has no such cell); "
-                        "difference = ours − thesis.", _recipe_note(job.params)])
-    _write_table(job, frame.round(2), caption)
+    caption = _caption(job.caption, "thesis_pct is the thesis's Table B.1 (NaN where it has no such cell); "
+                        "difference = ours − thesis.", _recipe_note(job.params))
+    save_table(frame.round(2), job.png_path, caption, job.data_source)
 
 
 def plot_fig_3_2(job: FigureJob) -> None:
@@ -170,11 +164,11 @@ def plot_fig_3_2(job: FigureJob) -> None:
     ax.set(xlabel="epoch", ylabel="active neurons per instance (%)")
     ax.legend(fontsize=7, ncol=2)
     settings = job.params
-    caption = " ".join([job.caption, f"The WRN's {len(layers)} ReLU layers (two per block, then the final one), "
+    caption = _caption(job.caption, f"The WRN's {len(layers)} ReLU layers (two per block, then the final one), "
                         f"measured after every epoch on the first {settings['probe_size']} test images "
                         f"(batch statistics, chunks of {settings['eval_batch']}); the WRN is trained as in Fig 3.4 "
                         f"for {settings['epochs']} epochs; final test accuracy "
-                        f"{100 * rows['test_accuracy'].iloc[-1]:.1f}%."])
+                        f"{100 * rows['test_accuracy'].iloc[-1]:.1f}%.")
     save_figure(fig, job.png_path, caption, job.data_source)
 
 
@@ -197,6 +191,6 @@ def plot_fig_3_5(job: FigureJob) -> None:
             ax.set_yticks([])
         ax_row[0].set_ylabel(settings[name]["label"], fontsize=8)
     fig.tight_layout()
-    caption = " ".join([job.caption, f"Test images of each setting at level {examples['level']:g}, from the "
-                        "generators the runs train on; each image is shown rescaled to its own range."])
+    caption = _caption(job.caption, f"Test images of each setting at level {examples['level']:g}, from the "
+                        "generators the runs train on; each image is shown rescaled to its own range.")
     save_figure(fig, job.png_path, caption, job.data_source)
