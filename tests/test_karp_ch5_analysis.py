@@ -32,8 +32,8 @@ from linearlens.claims.karp_thesis.ch5 import THRESHOLDS, growing_claims, lag_re
 from linearlens.figures.karp_thesis import ch5 as figures
 from linearlens.manifests.jobs import ClaimsJob, FigureJob
 
-LAYERS, GROWN = 6, 8  # a 6 → 8 space: starts 0..4, blocks 1 and 2, two inits: 20 operators
-OPERATORS = [(start, block, init) for start in range(LAYERS - (GROWN - LAYERS) + 1) for block in (1, 2)
+LAYERS, GROWN = 6, 2  # L, k: a 6 → 8 space: starts 0..4, blocks 1 and 2, two inits: 20 operators
+OPERATORS = [(start, block, init) for start in range(LAYERS - GROWN + 1) for block in (1, 2)
              for init in ("random", "duplicate")]
 
 
@@ -196,6 +196,21 @@ def test_window_losses_and_the_final_and_lag_steps(tmp_path):
     assert recorded_step(run, 61) == 100 and loss_at(run, 61) == pytest.approx(run["loss"][:, 61])
     with pytest.raises(ValueError):
         recorded_step(run, 301)
+
+
+def test_window_smoothing_is_full_at_the_window_end_and_stays_on_the_grid(tmp_path):
+    """The run records the grid past window_end (as experiments.recorded_steps does): the last window
+    point averages a full centred window; a lag step off the every-3 grid is not a window point."""
+    settings = growth_settings("ul2", window_end=9, window_every=3, smoothing=3, lag=4, train_steps=20)
+    steps = np.array([0, 3, 4, 6, 9, 12, 20])
+    loss = np.arange(20 * len(steps), dtype=float).reshape(20, len(steps)) ** 1.5
+    run = read_run(write_growth_run(tmp_path / "run.npz", settings, loss, steps))
+    window_steps_, window = window_losses(run)
+    assert window_steps_.tolist() == [0, 3, 6, 9]
+    on_grid = loss[:, [0, 1, 3, 4, 5]]  # steps 0, 3, 6, 9, 12
+    assert window[:, -1] == pytest.approx(on_grid[:, 2:5].mean(axis=1))  # steps 6, 9, 12
+    assert window[:, 0] == pytest.approx(on_grid[:, :2].mean(axis=1))  # no step before 0
+    assert window_losses(run, smooth=False)[1] == pytest.approx(on_grid[:, :4])
 
 
 def test_strategy_table_picks_lag_k_by_raw_loss_and_stacks_the_last_block(tmp_path):

@@ -272,6 +272,19 @@ def test_offline_paper_download_fails_fast_and_leaves_nothing(tmp_path, target, 
     assert not raw_dir.exists() or list(raw_dir.iterdir()) == []
 
 
+def test_paper_growing_names_its_missing_checkpoint_and_corpus(tmp_path):
+    """Karp ch. 5 at paper scale grows checkpoints and reads corpora that linearlens cannot fetch:
+    without them the jobs fail naming each file and how to supply it, and create nothing there."""
+    workdir = workflow_copy(tmp_path)
+    result = snakemake(workdir, "resources/karp_thesis/bert_base_500k.pt", "results/data/books_wikipedia.npz",
+                       "--cores", "1", "--keep-going", "--configfile", "config/paper.yaml", env=OFFLINE)
+    assert result.returncode != 0
+    for part in ["resources/karp_thesis/bert_base_500k.pt does not exist", "unreleased", "checkpoint to null",
+                 "the corpus file 'resources/karp_thesis/books_wikipedia.txt'", "source_options.path"]:
+        assert part in result.stderr, part
+    assert not (workdir / "resources" / "karp_thesis").exists()
+
+
 def test_lint_is_clean():
     result = snakemake(ROOT, "--lint")
     assert "Congratulations, your workflow is in a good condition" in result.stdout + result.stderr, result.stdout
@@ -299,7 +312,8 @@ GPU_RULES = {"telescoping_approximation_run", "telescoping_smoother_run", "teles
              "george_thesis_ch4_run_frequency", "george_thesis_ch4_run_spectrum", "karp_thesis_ch2_train_pairs",
              "karp_thesis_ch2_train_kept_pairs",
              "karp_thesis_ch2_train_sweep", "karp_thesis_ch2_interpolate", "karp_thesis_ch3_run_images",
-             "karp_thesis_ch3_run_sparsity", "benchmark_local_signal"}
+             "karp_thesis_ch3_run_sparsity", "benchmark_local_signal", "karp_thesis_ch5_pretrain",
+             "karp_thesis_ch5_grow", "karp_thesis_ch5_stack"}
 
 
 def test_slurm_profile_gives_every_device_rule_its_own_resources():

@@ -50,6 +50,10 @@ def prepare_dataset(spec: dict, source: Source) -> tuple[dict[str, np.ndarray], 
     seed = int(spec.get("seed", 0))
     if source.kind in ("scores", "image_index", "weights"):  # no pixels here to transform
         return arrays, _finish(record, spec, steps, arrays)
+    if source.kind == "text":
+        from .text import corpus_provenance
+
+        return arrays, _finish(record, spec, [corpus_provenance(arrays)], arrays)
 
     # train_index / test_index always point into the source (its own split, or its x and y).
     if "x_train" in arrays:

@@ -55,6 +55,8 @@ def preparation_summary(provenance: dict) -> str:
         elif step["step"] == "label_noise":
             parts.append(f"{step['rate']:.0%} label noise")
     shapes = provenance["arrays"]
+    if "train_tokens" in shapes:  # a text corpus
+        return f"{shapes['train_tokens']['shape'][0]:,} training / {shapes['validation_tokens']['shape'][0]:,} validation bytes"
     parts.append(f"{shapes['y_train']['shape'][0]:,} train / {shapes['y_test']['shape'][0]:,} test")
     return ", ".join(parts)
 

@@ -29,7 +29,8 @@ class Source:
     description: str
     # "images" (N, C, H, W), "signals" (N, L), "tabular" (N, D), "scores" (per-example values of
     # another set), "image_index" (labels and archive members of images too many to hold),
-    # "weights" (a pretrained network's state dict; read by the runs that start from it)
+    # "weights" (a pretrained network's state dict; read by the runs that start from it),
+    # "text" (byte tokens: train_tokens and validation_tokens streams)
     kind: str
     # "module:function" returning the arrays: called with the raw-file folder first when the source
     # has files, then ``reader_arguments`` and the options. None for OpenML sets (read from its cache).

@@ -20,6 +20,7 @@ from ..analysis.karp_thesis.ch3 import (
     toy_run_path,
 )
 from ..analysis.karp_thesis.ch4 import ONE_STEP_PATH
+from ..analysis.karp_thesis.ch5 import growth_run_paths, stacking_run_paths
 from .entries import BUILT, ILLUSTRATIVE, NOT_BUILT, ClaimSet, Entry
 
 TITLE = "Stefani Karp (PhD thesis, 2024): Adapting to structure and using structure to adapt"
@@ -220,6 +221,48 @@ CH4_CLAIMS = ClaimSet(
     params=lambda config: {"thresholds": config["claim_thresholds"]},
     configured=lambda config: bool(ch4_spec(config)))
 
+
+# --- Chapter 5 and appendix C: growth runs of each setting, and stacking ------------------------
+
+FIGURES_CH5 = "linearlens.figures.karp_thesis.ch5"
+
+
+def ch5_spec(config: dict) -> dict:
+    return config.get("ch5") or {}
+
+
+def _growing(name: str):
+    return lambda config: (ch5_spec(config).get("growing") or {}).get(name)
+
+
+def _growth_inputs(name: str):
+    def inputs(config: dict) -> dict[str, list[str]]:
+        dataset = _growing(name)(config)["dataset"]
+        return {"runs": growth_run_paths(ch5_spec(config), name), "provenance": [f"results/data/{dataset}.json"]}
+    return inputs
+
+
+def _stacking_inputs(config: dict) -> dict[str, list[str]]:
+    dataset = ch5_spec(config)["stacking"]["dataset"]
+    return {"runs": stacking_run_paths(ch5_spec(config)), "provenance": [f"results/data/{dataset}.json"]}
+
+
+def ch5_growth_entry(entry_id: str, title: str, section: str, setting: str, plot: str) -> Entry:
+    """A figure or table of one growing setting's runs (bert: BERT-BASE; ul2: the UL2 decoder)."""
+    return Entry(entry_id, title, section, plot=f"{FIGURES_CH5}:{plot}", inputs=_growth_inputs(setting),
+                 params=_growing(setting), configured=lambda config: bool(_growing(setting)(config)))
+
+
+CH5_CLAIMS = ClaimSet(
+    "linearlens.claims.karp_thesis.ch5:growing_claims",
+    lambda config: {name: files for name, files in (
+        ("bert", growth_run_paths(ch5_spec(config), "bert") if _growing("bert")(config) else []),
+        ("ul2", growth_run_paths(ch5_spec(config), "ul2") if _growing("ul2")(config) else []),
+        ("stacking", stacking_run_paths(ch5_spec(config))),
+    ) if files},
+    params=lambda config: {"thresholds": config["claim_thresholds"]},
+    configured=lambda config: bool(ch5_spec(config).get("growing") or ch5_spec(config).get("stacking")))
+
 FIGURES = [
     ch2_figure("fig_2_1", "Logistic regression on binary MNIST: logistic gap, logistic stability, parameter "
                "distance and 0-1 gap against m", "Chapter 2", ["lr"]),
@@ -259,12 +302,12 @@ FIGURES = [
           "drawn from the caption and the examples of Sec 5.2.1; the random-initialisation "
           "variants are left out, as in the thesis",
           plot="linearlens.figures.karp_thesis.ch5:draw_fig_5_1"),
-    _todo("fig_5_2", "BERT grown 12 → 16 layers, 30 operators: validation loss at 600K against the "
-          "loss at growth (left) and at 505K (right)", "Chapter 5", GROWING),
-    _todo("fig_5_3", "BERT growth, steps 500,000-500,200: Spearman heatmap, correlation with the final "
-          "loss, Recall@k and relative regret", "Chapter 5", GROWING),
-    _todo("fig_5_4", "UL2 growth, steps 300,000-302,000: Spearman heatmap and correlation with the "
-          "final loss", "Chapter 5", GROWING),
+    ch5_growth_entry("fig_5_2", "BERT grown 12 → 16 layers, 30 operators: validation loss at 600K against the "
+                     "loss at growth (left) and at 505K (right)", "Chapter 5", "bert", "plot_fig_5_2"),
+    ch5_growth_entry("fig_5_3", "BERT growth, steps 500,000-500,200: Spearman heatmap, correlation with the "
+                     "final loss, Recall@k and relative regret", "Chapter 5", "bert", "plot_fig_5_3"),
+    ch5_growth_entry("fig_5_4", "UL2 growth, steps 300,000-302,000: Spearman heatmap and correlation with the "
+                     "final loss", "Chapter 5", "ul2", "plot_fig_5_4"),
     ch2_figure("fig_A_1", "Configuration 1a, 20 samples per m over a wider range of m at 50,000 and 150,000 "
                "iterations, linear and log-log axes", "Appendix A", ["1a"], _sweep_inputs, _sweep_configured),
     _appendix_trials("fig_A_2", "1a", "100,000", GAPS_AND_STABILITY),
@@ -296,20 +339,24 @@ TABLES = [
           configured=_has(*NETWORKS)),
     ch3_image_entry("table_3_1", "Percentage of the zero-noise test accuracy the WRN and its NTK retain at the "
                     "maximum noise level, four image settings", "Chapter 3", "table_3_1"),
-    _todo("table_5_1", "BERT 12 → 16: LAG@200 against the oracle, LAG@0 and stacking on top: final "
-          "validation loss, regret, relative regret", "Chapter 5", GROWING),
-    _todo("table_5_2", "UL2 12 → 16: LAG@2000 against the oracle, LAG@0 and stacking on top: final "
-          "validation loss, regret, relative regret", "Chapter 5", GROWING),
+    ch5_growth_entry("table_5_1", "BERT 12 → 16: LAG@200 against the oracle, LAG@0 and stacking on top: final "
+                     "validation loss, regret, relative regret", "Chapter 5", "bert", "table_5_1"),
+    ch5_growth_entry("table_5_2", "UL2 12 → 16: LAG@2000 against the oracle, LAG@0 and stacking on top: final "
+                     "validation loss, regret, relative regret", "Chapter 5", "ul2", "table_5_2"),
     Entry("table_B_1", "Test accuracy of WRN and NTK on CIFAR-2 with Gaussian noise: three placements, "
           "two image sizes, four noise levels", "Appendix B", plot=f"{FIGURES_CH3}:table_B_1", inputs=_image_runs,
           params=_image_params,
           configured=lambda config: _images_configured(config) and bool(ch3_spec(config)["images"].get("table_B_1"))),
     _todo("table_C_1", "UL2 12 → 16: one-shot TyDi QA, TriviaQA and LAMBADA scores of LAG@2000 against "
           "the other strategies", "Appendix C", GROWING,
-          "needs the three QA sets and a one-shot evaluation harness; no offline proxy"),
-    _todo("table_C_2", "BERT-LARGE: final validation loss of adaptive stacking against last stacking",
-          "Appendix C", GROWING),
+          "not reproducible offline: it needs the TyDi QA (en), TriviaQA and LAMBADA evaluation sets and a "
+          "1-shot prompting harness, which rule karp_thesis_ch5_evaluate_downstream names at paper scale; "
+          "no proxy"),
+    Entry("table_C_2", "BERT-LARGE: final validation loss of adaptive stacking against last stacking",
+          "Appendix C", plot=f"{FIGURES_CH5}:table_C_2", inputs=_stacking_inputs,
+          params=lambda config: ch5_spec(config).get("stacking"),
+          configured=lambda config: bool(ch5_spec(config).get("stacking"))),
 ]
 
 ENTRIES = FIGURES + TABLES
-CLAIM_SETS = [CH2_CLAIMS, CH3_CLAIMS, CH4_CLAIMS]
+CLAIM_SETS = [CH2_CLAIMS, CH3_CLAIMS, CH4_CLAIMS, CH5_CLAIMS]

@@ -9,6 +9,7 @@ and keeps which ones have fired in its state, so a resumed run does not fire the
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 
 import numpy as np
@@ -146,6 +147,21 @@ class Warmup:
 
     def __call__(self, step: int) -> float:
         return min(1.0, step / self.steps) if self.steps > 0 else 1.0
+
+
+class WarmupCosine(Warmup):
+    """Linear warm-up, then a cosine from the full rate down to ``final`` of it at step ``until``
+    (held there after): UL2's schedule in Karp App. C.1.2."""
+
+    def __init__(self, steps: int, until: int, final: float):
+        super().__init__(steps)
+        self.until, self.final = int(until), float(final)
+
+    def __call__(self, step: int) -> float:
+        if step <= self.steps:
+            return super().__call__(step)
+        progress = min(1.0, (step - self.steps) / max(1, self.until - self.steps))
+        return self.final + (1 - self.final) * 0.5 * (1 + math.cos(math.pi * progress))
 
 
 class StepDecay:

@@ -9,7 +9,8 @@ on the same batches. Its arrays:
 - ``operator`` (G,) str: the operator's id, ``start{s}-b{b}-{init}`` (start 0-indexed, trap C5-2)
 - ``start`` (G,) int, ``block_size`` (G,) int, ``init`` (G,) str in {"random", "duplicate"}
 - ``steps`` (S,) int: the steps after growing at which the validation loss was measured (sorted:
-  the window 0..window_end every ``window_every`` steps, the lag step and the final step)
+  the window 0..window_end every ``window_every`` steps, continued ``smoothing // 2`` points past
+  it for the centred smoothing, the lag steps and the final step)
 - ``loss`` (G, S) float: validation loss of each grown model at each of those steps
 - ``pre_growth_loss`` (): the pretrained model's validation loss at the moment of growing
 - ``settings`` (): a JSON string: the setting as configured (name, objective, layers, grown layers,
@@ -27,7 +28,8 @@ and by adaptive stacking (LAG@k per stage). Its arrays:
 - ``settings`` (): a JSON string, as above
 
 Decisions where the thesis is silent (DEFAULTs): smoothing is a centred moving average over the
-window's recorded points, truncated at both edges (trap C5-3), and is applied to the window's
+window's grid, truncated at the start (no pre-growth values; trap C5-3) but full at the window's end
+(the runs record the grid past it), and is applied to the window's
 curves only (Figs 5.3, 5.4, Recall@k, regret); Fig 5.2 and LAG@k read raw losses. LAG@k reads the
 loss at the first recorded step ≥ k. Every argmin (G*, G^i, a LAG pick) and every ranking for
 Recall@k breaks ties by the run's operator order. A correlation over a constant column is NaN;
@@ -43,6 +45,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ...models.growth_operators import operator_space
+
 RUNS = "results/karp_thesis/runs/ch5"
 
 
@@ -57,6 +61,58 @@ def pretrained_path(setting: str, seed: int | str) -> str:
 
 def stacking_run_path(seed: int | str) -> str:
     return f"{RUNS}/stacking/seed{seed}.npz"
+
+
+def growth_part_path(setting: str, seed: int | str, part: str) -> str:
+    """One job's grown models (``part``: an operator's name, or "all")."""
+    return f"{RUNS}/growth/{setting}/seed{seed}/{part}.npz"
+
+
+def growth_state_dir(setting: str) -> str:
+    """Finished operators of an interrupted growth job (not an output: it survives a killed job)."""
+    return f"results/karp_thesis/state/ch5/growth/{setting}"
+
+
+def growth_operator_names(setting: dict) -> list[str]:
+    return [op.name for op in operator_space(setting["grown_layers"], setting["starts"], setting["block_sizes"],
+                                             setting["inits"])]
+
+
+def growth_parts(setting: dict) -> list[str]:
+    """The jobs a growth run is cut into: one per operator, or one for all."""
+    return growth_operator_names(setting) if setting["one_job_per"] == "operator" else ["all"]
+
+
+def part_operators(setting: dict, part: str) -> list[str]:
+    return growth_operator_names(setting) if part == "all" else [part]
+
+
+def checkpoint_path(name: str, setting: dict, seed: int | str) -> str:
+    """The model the setting grows: the configured checkpoint, or the one pretrained here."""
+    return setting["checkpoint"] or pretrained_path(name, seed)
+
+
+def growth_run_paths(spec: dict, name: str) -> list[str]:
+    return [growth_run_path(name, seed) for seed in spec["growing"][name]["seeds"]]
+
+
+def stacking_run_paths(spec: dict) -> list[str]:
+    return [stacking_run_path(seed) for seed in spec["stacking"]["seeds"]] if spec.get("stacking") else []
+
+
+# What each job's params hold, so that a result reruns when what it depends on changes and for
+# nothing else: pretraining ignores the growing window; no run reads the analysis-only keys.
+PRETRAINING_KEYS = ("objective", "dataset", "model", "optimiser", "warmup_steps", "decay", "batch_size",
+                    "validation_batches", "layers", "pretrain_steps")
+ANALYSIS_ONLY_KEYS = ("document_setting", "proxy", "seeds", "one_job_per", "checkpoint")
+
+
+def pretraining_setting(setting: dict) -> dict:
+    return {key: setting[key] for key in PRETRAINING_KEYS}
+
+
+def growing_run_setting(setting: dict) -> dict:
+    return {key: value for key, value in setting.items() if key not in ANALYSIS_ONLY_KEYS}
 
 
 def read_run(path: str) -> dict:
@@ -140,12 +196,17 @@ def final_losses(run: dict) -> np.ndarray:
 
 
 def window_losses(run: dict, smooth: bool = True) -> tuple[np.ndarray, np.ndarray]:
-    """The window's steps (W,) (those ≤ window_end) and their (G, W) losses, smoothed over the window's
-    recorded steps by the run's ``smoothing`` unless ``smooth`` is False. Smoothing stays inside the
-    window, so its last points average fewer steps (the thesis may have used steps past 500,200)."""
-    inside = run["steps"] <= run["settings"]["window_end"]
-    loss = run["loss"][:, inside]
-    return run["steps"][inside], smoothed(loss, int(run["settings"]["smoothing"])) if smooth else loss
+    """The window's steps (W,) (the every-``window_every`` grid up to window_end) and their (G, W)
+    losses, smoothed by the run's ``smoothing`` unless ``smooth`` is False. The run records the grid
+    ``smoothing // 2`` points past window_end, so the last points average a full centred window as
+    the thesis's could (it measured every step); only the first points, which have no pre-growth
+    values to average, average fewer (trap C5-3, DEFAULT)."""
+    settings = run["settings"]
+    every, window = int(settings["window_every"]), int(settings["smoothing"]) if smooth else 1
+    grid = (run["steps"] % every == 0) & (run["steps"] <= settings["window_end"] + (window // 2) * every)
+    steps, loss = run["steps"][grid], run["loss"][:, grid]
+    inside = steps <= settings["window_end"]
+    return steps[inside], smoothed(loss, window)[:, inside]
 
 
 # --- correlations, Recall@k, regret (Sec 5.3) --------------------------------------------------
@@ -237,8 +298,7 @@ def operator_index(run: dict, start: int, block_size: int, init: str) -> int:
 def stack_on_top(run: dict, init: str) -> int:
     """Gradual stacking's operator: the last k layers (start L − k, 0-indexed) as one block, its new
     copy (or random block) on top."""
-    layers, grown = int(run["settings"]["layers"]), int(run["settings"]["grown_layers"])
-    added = grown - layers
+    layers, added = int(run["settings"]["layers"]), int(run["settings"]["grown_layers"])  # L and k
     return operator_index(run, layers - added, added, init)
 
 

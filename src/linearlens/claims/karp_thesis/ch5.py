@@ -105,7 +105,7 @@ def _setting(runs: list[dict]) -> str:
     settings = runs[0]["settings"]
     seeds = ", ".join(str(run["settings"]["seed"]) for run in runs)
     return (f"{settings['document_setting']} stand-in{' (proxy)' if settings.get('proxy') else ''}: "
-            f"{settings['layers']} → {settings['grown_layers']} layers, {len(runs[0]['operator'])} operators, "
+            f"{settings['layers']} → {settings['layers'] + settings['grown_layers']} layers, {len(runs[0]['operator'])} operators, "
             f"{settings['train_steps']:,} steps after growing, seed(s) {seeds}")
 
 

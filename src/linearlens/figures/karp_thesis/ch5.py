@@ -38,6 +38,7 @@ from ...analysis.karp_thesis.ch5 import (
     window_losses,
 )
 from ...manifests.jobs import FigureJob
+from ...models.growth_operators import GrowthOperator
 from ..style import apply_style, save_figure, save_table
 
 OTHER_GREY, CHOSEN_BLUE, NEW_ORANGE = "0.88", "#aecbe8", "#f4b183"
@@ -51,13 +52,10 @@ def grown_layer_order(num_layers: int, grown: int, start: int, block_size: int) 
     """The grown network's layers from the input up, as (source layer, is new), in the thesis's
     1-indexed numbering (Sec 5.2.1): the ``grown`` layers from ``start`` are cut into blocks of
     ``block_size`` and each block is followed by its new layers (copies, or random ones in
-    the same places)."""
-    chosen = list(range(start, start + grown))
-    order = [(layer, False) for layer in range(1, start)]
-    for first in range(0, grown, block_size):
-        block = chosen[first:first + block_size]
-        order += [(layer, False) for layer in block] + [(layer, True) for layer in block]
-    return order + [(layer, False) for layer in range(start + grown, num_layers + 1)]
+    the same places). Read from the growth operator the experiments grow with (0-indexed starts,
+    hence start - 1), so the drawing shows what the code does."""
+    operator = GrowthOperator(start - 1, block_size, "duplicate", grown)
+    return [(layer + 1, is_new) for layer, is_new in operator.layer_order(num_layers)]
 
 
 def _box(ax, x: float, y: float, label: str, colour: str, height: float = BOX_HEIGHT,
@@ -188,7 +186,7 @@ def _data_source(job: FigureJob, settings: dict) -> str:
 def _setting_text(run: dict) -> str:
     settings = run["settings"]
     return (f"Stand-in for the thesis's {settings['document_setting']}: a {settings['objective']} language model "
-            f"grown from {settings['layers']} to {settings['grown_layers']} layers by each of "
+            f"grown from {settings['layers']} to {settings['layers'] + settings['grown_layers']} layers by each of "
             f"{len(run['operator'])} operators (start indices 0-indexed, trap C5-2), each grown model trained "
             f"{settings['train_steps']:,} steps on the same batches; validation loss {_every(settings)} up to step "
             f"{settings['window_end']:,} after growing, at step "
@@ -374,7 +372,7 @@ def _lag_table(job: FigureJob, thesis_rows, thesis_name: str) -> None:
     frame = pd.concat(frames)
     frame = frame[["seed"] + [column for column in frame.columns if column != "seed"]]
     settings = runs[0]["settings"]
-    layers, added = settings["layers"], settings["grown_layers"] - settings["layers"]
+    layers, added = settings["layers"], settings["grown_layers"]
     caption = _caption(
         job.caption, _setting_text(runs[0]), _thesis_setting_text(settings),
         f"LAG@{settings['lag_k']:,} picks the operator with the lowest raw (unsmoothed) validation loss at step "
