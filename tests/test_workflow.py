@@ -105,7 +105,10 @@ def test_smoke_run_builds_everything_and_resumes(tmp_path):
     datasets = yaml.safe_load((ROOT / "config" / "smoke.yaml").read_text())["datasets"]
     for name in datasets:
         with np.load(workdir / "results" / "data" / f"{name}.npz") as arrays:
-            assert len(arrays["y_train"]) == datasets[name].get("n_train", len(arrays["y_train"]))
+            if "train_tokens" in arrays:  # a text corpus: two byte streams, no labels
+                assert len(arrays["train_tokens"]) > len(arrays["validation_tokens"]) > 0
+            else:
+                assert len(arrays["y_train"]) == datasets[name].get("n_train", len(arrays["y_train"]))
         assert (workdir / "results" / "logs" / "prepare_dataset" / f"{name}.log").exists()
     html = (workdir / "results" / "report" / "index.html").read_text()
     assert all(name in html for name in datasets)
@@ -144,12 +147,15 @@ def test_smoke_run_builds_everything_and_resumes(tmp_path):
         assert telescoped_sum_error(model, saved["x_train"], saved["y_train"], saved["x_train"]) < tolerance
 
     karp = workdir / "results" / "karp_thesis"
-    for figure in ("fig_3_2", "fig_3_3", "fig_3_4", "fig_3_5", "fig_4_1"):
+    for figure in ("fig_3_2", "fig_3_3", "fig_3_4", "fig_3_5", "fig_4_1", "fig_5_1", "fig_5_2", "fig_5_3", "fig_5_4"):
         assert (karp / "figures" / f"{figure}.png").exists()
-    for table in ("table_3_1", "table_B_1"):
+    for table in ("table_3_1", "table_B_1", "table_5_1", "table_5_2", "table_C_2"):
         assert len(pd.read_csv(karp / "tables" / f"{table}.csv")) > 0
     karp_claims = {c["claim_id"] for c in json.loads((karp / "claims.json").read_text())["checks"]}
-    assert {"T1", "L1", "L4", "L8", "DL1"} <= karp_claims
+    assert {"T1", "L1", "L4", "L8", "DL1", "G1", "G2", "G3", "G4", "G5", "U1", "U2", "S1"} <= karp_claims
+    # the smoke bert setting runs one job per operator, joined into one run of its four operators
+    growth = np.load(karp / "runs" / "ch5" / "growth" / "bert" / "seed0.npz")
+    assert growth["loss"].shape == (4, len(growth["steps"])) and np.isfinite(growth["loss"]).all()
 
     check_training_logs_show_progress(workdir / "results" / "logs")
 

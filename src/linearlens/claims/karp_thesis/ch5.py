@@ -140,28 +140,37 @@ def _regrets(summaries: list[dict], strategy: str) -> list[float]:
 
 # --- G1-G3, U1: correlations --------------------------------------------------------------------
 
+def _fig_5_2_check(claim_id: str, summaries: list[dict], key: str, statement: str, check: str,
+                   holds) -> ClaimCheck:
+    """A Fig 5.2 panel's claim: Spearman (the verdict, mean over seeds) and Pearson of the raw
+    losses at one step against the final ones."""
+    values = _spearman(summaries, key)
+    pearson = [s[key]["pearson"] for s in summaries]
+    return ClaimCheck(claim_id, "fig_5_2", statement, check,
+                      _measured(summaries, values, "Spearman") + "; " + _measured(summaries, pearson, "Pearson"),
+                      bool(holds(_mean(values))))
+
+
 def growth_check(summaries: list[dict], setting: str, limits: GrowingThresholds) -> ClaimCheck:
-    values, thesis = _spearman(summaries, "at_growth"), THESIS_FIG_5_2["growth"]
-    pearson = [s["at_growth"]["pearson"] for s in summaries]
-    return ClaimCheck(
-        "G1", "fig_5_2", "the validation loss right after growing is not well correlated with the final loss "
-        f"across growth operators (thesis: Pearson {_num(thesis['pearson'])}, Spearman {_num(thesis['spearman'])})",
+    thesis = THESIS_FIG_5_2["growth"]
+    return _fig_5_2_check(
+        "G1", summaries, "at_growth", "the validation loss right after growing is not well correlated with the "
+        f"final loss across growth operators (thesis: Pearson {_num(thesis['pearson'])}, Spearman "
+        f"{_num(thesis['spearman'])})",
         f"{setting}: mean over seeds of Spearman(raw loss at step 0, final loss) ≤ {limits.growth_spearman_max} "
         "(DEFAULT: 'not well correlated' as at most this)",
-        _measured(summaries, values, "Spearman") + "; " + _measured(summaries, pearson, "Pearson"),
-        bool(_mean(values) <= limits.growth_spearman_max))
+        lambda value: value <= limits.growth_spearman_max)
 
 
 def lag_check(summaries: list[dict], setting: str, limits: GrowingThresholds) -> ClaimCheck:
-    values, thesis = _spearman(summaries, "at_lag"), THESIS_FIG_5_2["lag"]
-    pearson = [s["at_lag"]["pearson"] for s in summaries]
-    return ClaimCheck(
-        "G2", "fig_5_2", "after a short lag the validation loss is highly correlated with the final loss "
-        f"(thesis, 5,000 of 100,000 steps: Pearson {_num(thesis['pearson'])}, Spearman {_num(thesis['spearman'])})",
+    thesis = THESIS_FIG_5_2["lag"]
+    return _fig_5_2_check(
+        "G2", summaries, "at_lag", "after a short lag the validation loss is highly correlated with the final "
+        f"loss (thesis, 5,000 of 100,000 steps: Pearson {_num(thesis['pearson'])}, Spearman "
+        f"{_num(thesis['spearman'])})",
         f"{setting}: mean over seeds of Spearman(raw loss at step {summaries[0]['lag_step']:,}, final loss) ≥ "
         f"{limits.lag_spearman_min}",
-        _measured(summaries, values, "Spearman") + "; " + _measured(summaries, pearson, "Pearson"),
-        bool(_mean(values) >= limits.lag_spearman_min))
+        lambda value: value >= limits.lag_spearman_min)
 
 
 def _window_measured(summaries: list[dict]) -> tuple[float, float, str]:
