@@ -218,7 +218,8 @@ def _smoothing_text(settings: dict) -> str:
     if window == 1:
         return "No smoothing (window 1)."
     return (f"Each window curve is first smoothed by a centred moving average of {window} recorded points, "
-            f"truncated at both ends of the window (the average of the points that exist; trap C5-3).")
+            f"truncated only at step 0, which has no earlier points (trap C5-3); the runs record the window's grid "
+            f"{window // 2} points past its end, so its last points average a full window.")
 
 
 def _other_seeds(summaries: list[dict], text) -> str:
@@ -419,7 +420,8 @@ def table_C_2(job: FigureJob) -> None:
         f"candidate operator (duplication only) for {settings['probe_steps']} steps and keeps the lowest "
         f"validation loss (LAG@{settings['probe_steps']}), {probe_steps_total(runs[0]):,} probe steps in all "
         f"(candidates per stage: {', '.join(str(int(n)) for n in runs[0]['candidates'])}). Whether the thesis's "
-        "probe steps count toward the stage budgets is not stated (trap C5-6). Final validation loss = the last "
+        "probe steps count toward the stage budgets is not stated (trap C5-6); here the chosen operator's do "
+        "(it carries on from its probe), the others' are extra. Final validation loss = the last "
         f"stage's end; data: {settings['data']}. Thesis (Table C.2): adaptive 1.5301, last 1.5432.",
         f"{len(runs)} seeds, one pair of rows each." if len(runs) > 1 else "", _proxy_note(settings))
     save_table(pd.concat(frames).round(4), _table_path(job), caption, _data_source(job, settings))
