@@ -13,7 +13,10 @@ ORACLES := nngeometry==0.4 curvlinops-for-pytorch==3.0.1
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
-.PHONY: run test report lint clean-results
+# The rehearsal of the paper path runs in its own working directory (its resources/ and results/).
+REHEARSAL_DIR ?= .rehearsal
+
+.PHONY: run test check rehearse report lint clean-results
 
 run: $(INSTALLED)
 	$(BIN)/snakemake --cores $(CORES) $(SNAKEMAKE_ARGS)
@@ -21,6 +24,17 @@ run: $(INSTALLED)
 test: $(INSTALLED)
 	$(BIN)/ruff check src tests
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The developer loop's fast tier: lint, unit and library tests; no workflow run in a subprocess.
+check: $(INSTALLED)
+	$(BIN)/ruff check src tests
+	$(BIN)/python -m pytest -m "not workflow and not slurm" $(PYTEST_ARGS)
+
+# The paper configuration with every budget cut and every grid cut to its distinct code paths, on
+# generated files in the real formats (config/rehearsal.yaml): every paper rule, on this machine.
+rehearse: $(INSTALLED)
+	$(BIN)/snakemake rehearse --cores $(CORES) --directory $(REHEARSAL_DIR) \
+		--configfile config/paper.yaml config/rehearsal.yaml $(SNAKEMAKE_ARGS)
 
 # Snakemake's own report bundle (figures, captions, provenance) as a zip.
 report: $(INSTALLED)

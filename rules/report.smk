@@ -19,7 +19,7 @@ rule report:
         tables=[table for tables in TABLES.values() for table in tables],
         claims=report_claims(),
         code=script_code("build_report.py"),
-        template="src/linearlens/templates/report.html.j2",
+        template=os.path.relpath(SRC / "linearlens" / "templates" / "report.html.j2"),
     output:
         html=report(
             "results/report/index.html",
