@@ -81,7 +81,8 @@ def effective_rank(gram_or_eigenvalues: Tensor) -> Tensor:
 def trace_ratios(gram_or_eigenvalues: Tensor) -> Tensor:
     """T_k = Σ_{j<k} λ_j / Σ_j λ_j for k = 1..r (the share of the k largest eigenvalues)."""
     values = gram_or_eigenvalues if gram_or_eigenvalues.dim() == 1 else eigenvalues(gram_or_eigenvalues)
-    return values.cumsum(0) / values.sum()
+    cumulative = values.cumsum(0)
+    return cumulative / cumulative[-1]  # T_r = 1 exactly (a separate sum may differ from the cumsum by an ulp)
 
 
 def kernel_regression(gram_train: Tensor, gram_test_train: Tensor, y_train: Tensor,

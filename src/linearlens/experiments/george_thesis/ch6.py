@@ -17,7 +17,15 @@ from torch import Tensor
 from ...analysis.george_thesis.ch6 import complexity_run_name, learning_flow_of_records
 from ...capacity.measures import UpdateNormTracker, complexity_measures
 from ...data.transforms import balanced_order, randomise_labels
-from ...kernels.alignment import alignment, centre, effective_rank, eigenvalues, target_alignment, target_gram
+from ...kernels.alignment import (
+    alignment,
+    centre,
+    effective_rank,
+    eigenvalues,
+    target_alignment,
+    target_gram,
+    trace_ratios,
+)
 from ...kernels.directions import flat_parameters, output_changes, random_unit_directions, top_singular_directions
 from ...kernels.eigenfunctions import eigenvalue_ratios, tangent_eigenfunctions
 from ...kernels.ntk import empirical_ntk, ntk_diagonal
@@ -187,7 +195,7 @@ def spectrum_summary(grams: dict[str, np.ndarray], centring: str) -> tuple[pd.Da
         for step, gram in zip(grams["steps"], grams[key]):
             gram = torch.as_tensor(gram, dtype=torch.float64)
             values = eigenvalues(centred_as(gram, centring)).clamp(min=0)  # rounding leaves tiny negatives
-            ratio = values.cumsum(0) / values.sum()
+            ratio = trace_ratios(values)
             ratios.append(ratio.numpy())
             rows.append({"step": int(step), "probe": probe, "eigenvalue_max": float(values[0]),
                          "eigenvalue_mean": float(values.mean()), "eigenvalue_median": float(values.median()),
