@@ -62,6 +62,7 @@ CLAIMER = """
 import os, sys, time
 from linearlens.train.devices import claim_gpu
 gpu = claim_gpu("test_rule")
+assert claim_gpu("test_rule") == gpu  # a second claim in the same job: the same GPU, at once
 print(gpu, os.environ["CUDA_VISIBLE_DEVICES"], os.environ.get("CUDA_DEVICE_ORDER", "-"), flush=True)
 time.sleep(600)
 """

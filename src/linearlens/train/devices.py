@@ -28,7 +28,7 @@ SAFE_NAME = r"[^0-9A-Za-z_.-]"  # what a lock file's name keeps of a GPU id
 RETRY_S = 2.0  # how often a job that found every GPU held tries again
 
 log = logging.getLogger(__name__)
-_held = []  # this process's lock files, open for its life: the OS frees them when it ends
+_held: dict[str, int] = {}  # GPU id: its lock file, open for this process's life (the OS frees it at the end)
 
 
 class DeviceUnavailableError(RuntimeError):
@@ -101,6 +101,8 @@ def require_cuda(rule: str | None = None) -> None:
 def claim_gpu(rule: str) -> str | None:
     """Hold a GPU that no other running job holds and make it the only one this process and its
     children see; its id (None where no GPU is listed). While every GPU is held, waits for one."""
+    if _held:  # claimed already: the same GPU (a second lock on it would wait for this process)
+        return next(iter(_held))
     torch = sys.modules.get("torch")
     if torch is not None and torch.cuda.is_initialized():
         raise RuntimeError("CUDA was initialised before the job claimed its GPU: call claim_device first")
@@ -112,7 +114,7 @@ def claim_gpu(rule: str) -> str | None:
     waiting = False
     while True:
         for gpu, path in locks.items():
-            if _lock(path, rule):
+            if _lock(path, gpu, rule):
                 if listed_by_nvidia_smi:  # nvidia-smi numbers GPUs by PCI bus, CUDA by speed unless told
                     os.environ.setdefault("CUDA_DEVICE_ORDER", "PCI_BUS_ID")
                 os.environ["CUDA_VISIBLE_DEVICES"] = gpu
@@ -138,7 +140,7 @@ def lock_folder() -> Path:
     return folder
 
 
-def _lock(path: Path, rule: str) -> bool:
+def _lock(path: Path, gpu: str, rule: str) -> bool:
     """Take the lock at ``path`` without waiting and keep it for this process's life; False if
     another process holds it."""
     try:
@@ -154,6 +156,6 @@ def _lock(path: Path, rule: str) -> bool:
         return False
     os.ftruncate(descriptor, 0)
     os.write(descriptor, f"{os.getpid()} {socket.gethostname()} {rule}\n".encode())
-    _held.append(descriptor)
+    _held[gpu] = descriptor
     return True
 
