@@ -139,6 +139,17 @@ def gpu_resources():
     return {"gpu": 1, **({"slurm_partition": gpu_partition} if gpu_partition else {})}
 
 
+# On one machine, as many GPU jobs at once as it has GPUs (each job claims its own: see
+# linearlens.train.devices), unless --resources gpu=N says otherwise. The limit is scoped `local`
+# (profiles/default), so a cluster run never waits on it. With no GPU listed there is no limit:
+# each device job then fails in its first seconds, saying so.
+if config["device"] == "cuda" and "gpu" not in workflow.global_resources:
+    from linearlens.train.devices import gpu_ids
+
+    if gpu_count := len(gpu_ids()):
+        workflow.global_resources["gpu"] = gpu_count
+
+
 def report_figures():
     return [figure for figures in FIGURES.values() for figure in figures]
 

@@ -297,15 +297,22 @@ def test_lint_is_clean():
 
 
 def test_slurm_profile_plans_the_paper_dag(tmp_path):
-    env = {"SLURM_ACCOUNT": "test-account", "SLURM_PARTITION": "test-partition"}
+    """The paper config runs on GPUs (device: cuda): every job of a rule that uses the device asks
+    for one in $SLURM_GPU_PARTITION, every other job for none in $SLURM_PARTITION."""
+    env = {"SLURM_ACCOUNT": "test-account", "SLURM_PARTITION": "cpus", "SLURM_GPU_PARTITION": "gpus"}
     result = snakemake(workflow_copy(tmp_path), "-n", "--profile", "profiles/slurm",
                        "--configfile", "config/paper.yaml", env=env)
     assert result.returncode == 0, result.stderr[-3000:]
     assert job_counts(result.stdout)["download_file"] > 0
-    assert "gpu=1" not in result.stdout  # device: auto asks SLURM for no GPU
+    requests = [(rule, "gpu=1" in resources, re.search(r"slurm_partition=(\w+)", resources)[1])
+                for rule, resources in planned_resources(result.stdout)]
+    assert all(gpu == (rule in GPU_RULES) for rule, gpu, _ in requests)
+    assert all(partition == ("gpus" if gpu else "cpus") for _, gpu, partition in requests)
+    assert sum(gpu for _, gpu, _ in requests) > len(requests) / 2  # most of the paper DAG trains
 
 
-# Rules whose code runs on the configured device, so that `device: cuda` must get them a GPU.
+# Rules whose code runs on the configured device, so that `device: cuda` must get them a GPU
+# (test_devices checks the rule files against this list).
 GPU_RULES = {"telescoping_approximation_run", "telescoping_smoother_run", "telescoping_tabular_search",
              "telescoping_tabular_run", "telescoping_lmc_pretrain", "telescoping_lmc_parent",
              "telescoping_lmc_children", "extract_ntk", "benchmark_kernels", "benchmark_curvature", "benchmark_optimisers", "benchmark_telescoping",

@@ -12,12 +12,13 @@ import sys
 
 from .data.damaged import DamagedFileError
 from .data.download import DatasetUnavailableError
+from .train.devices import DeviceUnavailableError
 from .train.interruption import TrainingInterrupted
 
 PROGRESS_INTERVAL = "LINEARLENS_PROGRESS_EVERY_S"  # seconds between a training job's progress lines
 
 # Failures whose message already says what to do: print it, not a traceback.
-EXPLAINED_FAILURES = (DatasetUnavailableError, DamagedFileError, TrainingInterrupted)
+EXPLAINED_FAILURES = (DatasetUnavailableError, DamagedFileError, TrainingInterrupted, DeviceUnavailableError)
 
 
 @contextlib.contextmanager

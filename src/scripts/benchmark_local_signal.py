@@ -4,12 +4,14 @@
 import torch
 
 from linearlens.benchmarks.local_signal import chapter_cost
+from linearlens.train.devices import claim_device
 from linearlens.train.runtime import choose_device, set_threads
 from linearlens.workflow import logged_job
 
 with logged_job(snakemake) as log:
+    device = claim_device(snakemake.params.device, snakemake.rule)
     set_threads(snakemake.threads)
-    device = choose_device(snakemake.params.device)
+    device = choose_device(device)
     if device.type == "cuda":
         torch.backends.cudnn.benchmark = True  # one fixed shape per run: the fastest kernels for it
     timing = snakemake.params.timing

@@ -3,11 +3,13 @@
 import json
 
 from linearlens.kernels.extraction import extract_ntk
+from linearlens.train.devices import claim_device
 from linearlens.workflow import logged_job
 
 with logged_job(snakemake) as log:
+    device = claim_device(snakemake.params.device, snakemake.rule)
     summary = extract_ntk(snakemake.input.checkpoint, snakemake.input.probe,
-                          snakemake.params.settings, snakemake.params.device,
+                          snakemake.params.settings, device,
                           snakemake.threads, snakemake.output.gram)
     with open(snakemake.output.summary, "w") as out:
         json.dump(summary, out, indent=2)

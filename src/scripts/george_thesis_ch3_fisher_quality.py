@@ -10,12 +10,14 @@ from linearlens.experiments.george_thesis.ch3 import (
     fisher_quality,
     load_showcase_model,
 )
+from linearlens.train.devices import claim_device
 from linearlens.train.runtime import choose_device, set_threads
 from linearlens.workflow import logged_job
 
 with logged_job(snakemake) as log:
+    device = claim_device(snakemake.params.device, snakemake.rule)
     set_threads(snakemake.threads)
-    spec, device = snakemake.params.spec, choose_device(snakemake.params.device)
+    spec, device = snakemake.params.spec, choose_device(device)
     model, metadata = load_showcase_model(snakemake.input.checkpoint, spec["dtype"], device)
     x, _ = evaluation_examples(snakemake.input.data, spec, spec["fisher"]["split"], device)
     result = fisher_quality(model, fisher_examples(x, spec["fisher"]["examples"], spec["seed"]), spec, spec["seed"])

@@ -4,12 +4,14 @@ the two classes (Fig 3.7; npz)."""
 import numpy as np
 
 from linearlens.experiments.george_thesis.ch3 import evaluation_examples, load_showcase_model, ntk_pair
+from linearlens.train.devices import claim_device
 from linearlens.train.runtime import choose_device, set_threads
 from linearlens.workflow import logged_job
 
 with logged_job(snakemake) as log:
+    device = claim_device(snakemake.params.device, snakemake.rule)
     set_threads(snakemake.threads)
-    spec, device = snakemake.params.spec, choose_device(snakemake.params.device)
+    spec, device = snakemake.params.spec, choose_device(device)
     model, metadata = load_showcase_model(snakemake.input.checkpoint, spec["dtype"], device)
     x, y = evaluation_examples(snakemake.input.data, spec, spec["ntk"]["split"], device)
     pair = ntk_pair(model, x, y, spec)

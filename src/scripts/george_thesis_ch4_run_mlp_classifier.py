@@ -5,12 +5,14 @@ parameter basis and in the KFE at the last step (npz)."""
 import numpy as np
 
 from linearlens.experiments.george_thesis.ch4 import METHODS, mlp_classifier_run
+from linearlens.train.devices import claim_device
 from linearlens.train.runtime import set_threads
 from linearlens.workflow import logged_job
 
 with logged_job(snakemake) as log:
+    device = claim_device(snakemake.params.device, snakemake.rule)
     set_threads(snakemake.threads)
-    frame, correlations = mlp_classifier_run(snakemake.input.data, snakemake.params.spec, snakemake.params.device)
+    frame, correlations = mlp_classifier_run(snakemake.input.data, snakemake.params.spec, device)
     frame.to_csv(snakemake.output.errors, index=False)
     np.savez_compressed(snakemake.output.correlations, **correlations)
     log.info("%d parameters, train / test accuracy %.3f / %.3f; mean relative error over %d logged steps: %s",

@@ -3,13 +3,15 @@ A.1-A.5), its runs one after the other: per epoch, the training and validation l
 and the training seconds so far."""
 
 from linearlens.experiments.george_thesis.ch4 import training_runs
+from linearlens.train.devices import claim_device
 from linearlens.train.runtime import set_threads
 from linearlens.workflow import logged_job
 
 with logged_job(snakemake) as log:
+    device = claim_device(snakemake.params.device, snakemake.rule)
     set_threads(snakemake.threads)
     frame = training_runs(snakemake.input.data, snakemake.params.settings, snakemake.params.runs,
-                          snakemake.params.device)
+                          device)
     frame.to_csv(snakemake.output[0], index=False)
     for run, rows in frame.groupby("run", sort=False):
         last = rows.iloc[-1]

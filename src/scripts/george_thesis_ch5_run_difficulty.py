@@ -7,16 +7,18 @@ import json
 from pathlib import Path
 
 from linearlens.experiments.george_thesis.ch5 import difficulty_run
+from linearlens.train.devices import claim_device
 from linearlens.train.runtime import set_threads
 from linearlens.workflow import inputs_version, logged_job
 
 with logged_job(snakemake) as log:
+    device = claim_device(snakemake.params.device, snakemake.rule)
     set_threads(snakemake.threads)
     inputs = snakemake.input
     cap = json.loads(Path(inputs.cap).read_text())["steps"] if "cap" in inputs.keys() else None
     frame, summary = difficulty_run(inputs.data, inputs.cscores if "cscores" in inputs.keys() else None, inputs.init,
                                     snakemake.params.run, int(snakemake.wildcards.seed), cap, snakemake.params.state,
-                                    inputs_version(inputs), snakemake.params.device)
+                                    inputs_version(inputs), device)
     frame.to_csv(snakemake.output.log_points, index=False)
     Path(snakemake.output.summary).write_text(json.dumps(summary, indent=2) + "\n")
     last = frame.iloc[-1]

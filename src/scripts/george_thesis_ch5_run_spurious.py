@@ -5,14 +5,16 @@ and losses on the balanced subsets (with and without the spurious feature) and i
 import json
 
 from linearlens.experiments.george_thesis.ch5 import forget_finished, spurious_seed_runs, spurious_task
+from linearlens.train.devices import claim_device
 from linearlens.train.runtime import choose_device, set_threads
 from linearlens.workflow import inputs_version, logged_job
 
 with logged_job(snakemake) as log:
+    device = claim_device(snakemake.params.device, snakemake.rule)
     set_threads(snakemake.threads)
     settings, alphas, seed = snakemake.params.run, snakemake.params.alphas, int(snakemake.wildcards.seed)
     weights = snakemake.input.get("weights")  # a prepared weights dataset (checksummed by its preparation)
-    device = choose_device(snakemake.params.device)
+    device = choose_device(device)
     task = spurious_task(snakemake.input.data, settings, device, snakemake.input.get("archive"))
     log.info("task: %s", task.counts)
     results = spurious_seed_runs(task, settings, alphas, seed, device, weights, snakemake.params.state,

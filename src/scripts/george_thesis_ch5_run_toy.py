@@ -6,14 +6,16 @@ import numpy as np
 
 from linearlens.analysis.george_thesis.ch5 import crossing_summary, toy_shard_seeds
 from linearlens.experiments.george_thesis.ch5 import toy_run
+from linearlens.train.devices import claim_device
 from linearlens.train.runtime import set_threads
 from linearlens.workflow import logged_job
 
 with logged_job(snakemake) as log:
+    device = claim_device(snakemake.params.device, snakemake.rule)
     set_threads(snakemake.threads)
     spec = snakemake.params.spec
     seeds = toy_shard_seeds(spec, int(snakemake.wildcards.shard))
-    runs = toy_run(spec, seeds, snakemake.params.device)
+    runs = toy_run(spec, seeds, device)
     np.savez_compressed(snakemake.output[0], **runs)
     log.info("seeds %d-%d at α %s: stopped after %d-%d iterations", seeds[0], seeds[-1], spec["alphas"],
              runs["stop_iteration"].min(), runs["stop_iteration"].max())

@@ -5,13 +5,15 @@ log-spaced steps: metrics and alignment per step, per-layer alignment, and the r
 import numpy as np
 
 from linearlens.experiments.george_thesis.ch6 import kernel_alignment_run, label_noise_task, record_frames, saved_grams
+from linearlens.train.devices import claim_device
 from linearlens.train.runtime import choose_device, set_threads
 from linearlens.workflow import inputs_version, logged_job
 
 with logged_job(snakemake) as log:
+    device = claim_device(snakemake.params.device, snakemake.rule)
     set_threads(snakemake.threads)
     run, seed = snakemake.params.run, int(snakemake.wildcards.seed)
-    task, probes, redrawn = label_noise_task(snakemake.input.data, run, seed, choose_device(snakemake.params.device))
+    task, probes, redrawn = label_noise_task(snakemake.input.data, run, seed, choose_device(device))
     record, kernels = kernel_alignment_run(run, task, probes, seed, snakemake.params.state,
                                            inputs_version(snakemake.input))
     rows, layers = record_frames(record, kernels)

@@ -6,12 +6,14 @@ import json
 from pathlib import Path
 
 from linearlens.experiments.george_thesis.ch6 import complexity_run
+from linearlens.train.devices import claim_device
 from linearlens.train.runtime import set_threads
 from linearlens.workflow import inputs_version, logged_job
 
 with logged_job(snakemake) as log:
+    device = claim_device(snakemake.params.device, snakemake.rule)
     set_threads(snakemake.threads)
-    run = {**snakemake.params.spec, "device": snakemake.params.device}
+    run = {**snakemake.params.spec, "device": device}
     records, final = complexity_run(snakemake.input.data, run, int(snakemake.wildcards.seed),
                                     snakemake.params.state, inputs_version(snakemake.input))
     records.to_csv(snakemake.output.records, index=False)

@@ -2,13 +2,15 @@
 (Figs 6.4, B.7) with the tangent kernel's alignment on a probe set of each kind at log-spaced steps."""
 
 from linearlens.experiments.george_thesis.ch6 import easy_difficult_task, kernel_alignment_run, record_frames
+from linearlens.train.devices import claim_device
 from linearlens.train.runtime import choose_device, set_threads
 from linearlens.workflow import inputs_version, logged_job
 
 with logged_job(snakemake) as log:
+    device = claim_device(snakemake.params.device, snakemake.rule)
     set_threads(snakemake.threads)
     run, seed = snakemake.params.run, int(snakemake.wildcards.seed)
-    task, probes = easy_difficult_task(snakemake.input.data, run, seed, choose_device(snakemake.params.device),
+    task, probes = easy_difficult_task(snakemake.input.data, run, seed, choose_device(device),
                                        snakemake.input.get("difficult"))
     record, kernels = kernel_alignment_run(run, task, probes, seed, snakemake.params.state,
                                            inputs_version(snakemake.input))

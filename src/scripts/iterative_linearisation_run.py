@@ -2,13 +2,15 @@
 saved state when an earlier job was interrupted."""
 
 from linearlens.experiments.iterative_linearisation import il_run
+from linearlens.train.devices import claim_device
 from linearlens.train.runtime import save_checkpoint, set_threads
 from linearlens.workflow import inputs_version, logged_job
 
 with logged_job(snakemake) as log:
+    run_spec = {**snakemake.params.run, "device": claim_device(snakemake.params.run["device"], snakemake.rule)}
     set_threads(snakemake.threads)
     w = snakemake.wildcards
-    run = il_run(snakemake.input.data, snakemake.params.run, int(w.seed), snakemake.params.state,
+    run = il_run(snakemake.input.data, run_spec, int(w.seed), snakemake.params.state,
                  inputs_version(snakemake.input))
     records = run.frame()
     for position, (column, value) in enumerate((("experiment", w.experiment), ("setting", w.setting),

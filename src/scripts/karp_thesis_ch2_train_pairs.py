@@ -6,16 +6,18 @@ saved state when an earlier job was interrupted."""
 import torch
 
 from linearlens.experiments.karp_thesis.ch2 import pair_run
+from linearlens.train.devices import claim_device
 from linearlens.train.runtime import set_threads
 from linearlens.workflow import inputs_version, logged_job
 
 with logged_job(snakemake) as log:
+    device = claim_device(snakemake.params.device, snakemake.rule)
     set_threads(snakemake.threads)
     configuration, trial, sizes = snakemake.params.run
     kept = "states" in snakemake.output.keys()
     frame, states = pair_run(snakemake.input.data, snakemake.params.settings, configuration, trial, sizes,
                              list(snakemake.params.pairs), list(snakemake.params.keep_sizes) if kept else (),
-                             snakemake.params.state, inputs_version(snakemake.input), snakemake.params.device)
+                             snakemake.params.state, inputs_version(snakemake.input), device)
     frame.to_csv(snakemake.output.rows, index=False)
     if kept:
         torch.save(states, snakemake.output.states)

@@ -2,12 +2,14 @@
 per-layer gradient change over the following epoch."""
 
 from linearlens.experiments.lmc import parent_run, save_states
+from linearlens.train.devices import claim_device
 from linearlens.train.runtime import choose_device, load_checkpoint, set_threads
 from linearlens.workflow import inputs_version, logged_job
 
 with logged_job(snakemake) as log:
+    device = claim_device(snakemake.params.device, snakemake.rule)
     set_threads(snakemake.threads)
-    device = choose_device(snakemake.params.device)
+    device = choose_device(device)
     initial = (load_checkpoint(snakemake.input.initial, map_location=device)
                if "initial" in snakemake.input.keys() else None)
     states, changes = parent_run(snakemake.input.data, snakemake.params.run, int(snakemake.wildcards.seed),

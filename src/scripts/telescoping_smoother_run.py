@@ -2,14 +2,16 @@
 (Figs 4, 11, 12, 13)."""
 
 from linearlens.experiments.telescoping import smoother_run
+from linearlens.train.devices import claim_device
 from linearlens.train.runtime import choose_device, set_threads
 from linearlens.workflow import inputs_version, logged_job
 
 with logged_job(snakemake) as log:
+    device = claim_device(snakemake.params.device, snakemake.rule)
     set_threads(snakemake.threads)
     w = snakemake.wildcards
     records = smoother_run(snakemake.input.data, snakemake.params.run, int(w.seed),
-                           choose_device(snakemake.params.device), snakemake.params.state,
+                           choose_device(device), snakemake.params.state,
                            inputs_version(snakemake.input))
     records.insert(0, "family", w.family)
     records.insert(1, "setting", w.setting)

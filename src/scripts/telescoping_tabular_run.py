@@ -4,17 +4,19 @@ its provenance (preprocessing, rows, settings, the tree-kernel identity) and its
 import json
 
 from linearlens.experiments.tabular import tabular_run
+from linearlens.train.devices import claim_device
 from linearlens.train.runtime import choose_device, set_threads
 from linearlens.train.trees import save_tree_ensemble
 from linearlens.workflow import logged_job
 
 with logged_job(snakemake) as log:
+    device = claim_device(snakemake.params.device, snakemake.rule)
     set_threads(snakemake.threads)
     w = snakemake.wildcards
     searched = {model: json.loads(open(snakemake.input[model]).read())["best"]
                 for model in snakemake.params.searched}
     run = tabular_run(snakemake.input.data, snakemake.params.experiment, int(w.seed), searched,
-                      choose_device(snakemake.params.device))
+                      choose_device(device))
     records = run.records
     records.insert(0, "panel", w.panel)
     records.insert(1, "seed", int(w.seed))

@@ -12,14 +12,16 @@ import numpy as np
 import torch
 
 from ..data.damaged import damaged_artefact, zip_damage
+from .devices import require_cuda
 
 
 def choose_device(name: str = "auto") -> torch.device:
-    """``auto`` picks CUDA when available; ``cuda`` insists on it and fails clearly without it."""
+    """``auto`` picks CUDA when available; ``cuda`` insists on it and fails clearly without it (a
+    job settles its device with ``devices.claim_device`` first)."""
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if name.startswith("cuda") and not torch.cuda.is_available():
-        raise RuntimeError(f"config asks for device {name!r} but torch sees no CUDA device")
+    if name.startswith("cuda"):
+        require_cuda()
     return torch.device(name)
 
 
