@@ -233,7 +233,8 @@ def test_fixtures_are_the_same_bytes_every_time(fixture_root, tmp_path):
 
 def test_karp_ch5_checkpoint_fixture_loads_as_a_growing_checkpoint(tmp_path):
     from linearlens.analysis.karp_thesis.ch5 import pretraining_setting
-    from linearlens.experiments.karp_thesis.ch5 import Trainer, read_pretrained
+    from linearlens.data.text import split_tokens
+    from linearlens.experiments.karp_thesis.ch5 import Corpus, Trainer, grown_losses, growth_operators, read_pretrained
 
     setting = PAPER["karp_thesis"]["ch5"]["growing"]["bert"]
     corpus = fixtures.write_text_fixture(tmp_path / "corpus.txt")
@@ -246,6 +247,13 @@ def test_karp_ch5_checkpoint_fixture_loads_as_a_growing_checkpoint(tmp_path):
     assert state["optimiser_state"] and state["step"] == 1
     trainer = Trainer.from_checkpoint(state, setting)
     assert trainer.step == 1 and len(trainer.optimiser.state) == len(state["optimiser_state"])
+
+    # and it grows: one operator, two steps, at a cut batch
+    cut = {**setting, "batch_size": 2, "validation_batches": 1, "train_steps": 2, "window_end": 1,
+           "smoothing": 1, "lag": 1, "lag_k": 2}
+    tokens = Corpus(split_tokens(corpus.read_bytes(), 0.001), cut)
+    losses = grown_losses(state, growth_operators(cut)[0], cut, tokens, seed=0)
+    assert losses.shape == (3,) and np.isfinite(losses).all()
 
 
 # --- the fixture mode's DAG ----------------------------------------------------------------------
