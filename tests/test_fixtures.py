@@ -240,6 +240,9 @@ def test_karp_ch5_checkpoint_fixture_loads_as_a_growing_checkpoint(tmp_path):
     corpus = fixtures.write_text_fixture(tmp_path / "corpus.txt")
     path = fixtures.write_karp_ch5_checkpoint(tmp_path / "bert.pt", pretraining_setting(setting), corpus, 0.001)
 
+    again = fixtures.write_karp_ch5_checkpoint(tmp_path / "again" / "bert.pt", pretraining_setting(setting), corpus, 0.001)
+    assert again.read_bytes() == path.read_bytes()  # the same bytes every time (torch.save names members by file)
+
     state = read_pretrained(path, setting)  # the loader the growing rule uses
     assert state["model_spec"]["layers"] == setting["layers"] == 12
     assert state["model_spec"]["context"] == setting["model"]["context"] == 512

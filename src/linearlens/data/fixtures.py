@@ -389,7 +389,8 @@ CELEBA_ATTRIBUTES = (
     "High_Cheekbones Male Mouth_Slightly_Open Mustache Narrow_Eyes No_Beard Oval_Face Pale_Skin Pointy_Nose "
     "Receding_Hairline Rosy_Cheeks Sideburns Smiling Straight_Hair Wavy_Hair Wearing_Earrings Wearing_Hat "
     "Wearing_Lipstick Wearing_Necklace Wearing_Necktie Young").split()
-# OpenML tabular sets (Grinsztajn et al. 2022): name, rows, features, target, as published.
+# OpenML tabular sets (Grinsztajn et al. 2022): name, rows, features and target name as we know the
+# published versions; the values are a seeded linear regression, the column names stand-ins.
 OPENML_SHAPES = {44138: ("houses", 20640, 8, "MedHouseVal"), 44148: ("superconduct", 21263, 79, "criticaltemp"),
                  44144: ("house_sales", 21613, 15, "price"), 44090: ("california", 20634, 8, "price_above_median")}
 OPENML_DEFAULT_SHAPE = ("fixture", 20000, 8, "target")
