@@ -5,7 +5,7 @@
 # instead of the published checksums, which the paper mode keeps and never reads the manifest for.
 # In this mode the rules below win (ruleorder) over the ones they stand in for:
 #   write_fixtures           for download_file, fetch_openml, karp_thesis_ch5_missing_checkpoint
-#   prepare_fixture_dataset  for prepare_dataset
+#   prepare_fixture_dataset  for prepare_dataset, of the datasets read from those files
 
 FIXTURE_MANIFEST = "resources/fixtures.json"
 
@@ -29,6 +29,11 @@ def fixture_checkpoints():
                                                   "corpus": corpus_options["path"],
                                                   "validation_fraction": corpus_options["validation_fraction"]}
     return checkpoints
+
+
+def fixture_datasets():
+    """The datasets read from files: downloads, or a text corpus."""
+    return [name for name, spec in DATASETS.items() if get_source(spec["source"]).needs_download or fixture_corpus(name)]
 
 
 def fixture_sources():
@@ -79,6 +84,8 @@ if config.get("fixture_data"):
         output:
             arrays="results/data/{name}.npz",
             provenance="results/data/{name}.json",
+        wildcard_constraints:
+            name=alternatives(fixture_datasets()),  # offline sources stay with prepare_dataset
         params:
             spec=lambda w: canonical(DATASETS[w.name]),
             source=lambda w: canonical(get_source(DATASETS[w.name]["source"]).record()),

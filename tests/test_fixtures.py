@@ -283,7 +283,8 @@ def repository_files():
 def test_fixture_mode_plans_fixtures_and_no_download(tmp_path):
     before = repository_files()
     jobs = dry_run(tmp_path / "rehearsal", "--config", "fixture_data=True")
-    assert jobs == {"write_fixtures": 1, "prepare_fixture_dataset": len(PAPER["datasets"])}
+    assert jobs == {"write_fixtures": 1, "prepare_fixture_dataset": len(FILE_DATASETS),
+                    "prepare_dataset": len(PAPER["datasets"]) - len(FILE_DATASETS)}  # offline ones as ever
     assert repository_files() == before  # nothing written outside the working directory
     assert not (tmp_path / "rehearsal" / "resources").exists()  # a dry run writes no fixture either
 

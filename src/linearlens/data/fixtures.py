@@ -19,6 +19,7 @@ bytes. Torch-free except the two torch formats (the ResNet-18 state dict, the ch
 from __future__ import annotations
 
 import contextlib
+import functools
 import gzip
 import hashlib
 import io
@@ -577,18 +578,20 @@ def write_openml_source(raw_dir: Path, dataset_id: int, cache_dir: Path) -> dict
     return {}
 
 
+# Each source's writer, called with the raw-file folder and the source's options (SVHN's include_extra,
+# CelebA's target and spurious attributes).
 SOURCE_WRITERS = {
-    "mnist": lambda raw_dir, **_: write_idx_source(raw_dir, "mnist"),
-    "fashion_mnist": lambda raw_dir, **_: write_idx_source(raw_dir, "fashion_mnist"),
-    "kmnist": lambda raw_dir, **_: write_idx_source(raw_dir, "kmnist"),
-    "cifar10": lambda raw_dir, **_: write_cifar10_source(raw_dir),
-    "cifar10_cscores": lambda raw_dir, **_: write_cscores_source(raw_dir),
-    "svhn": lambda raw_dir, include_extra=False, **_: write_svhn_source(raw_dir, include_extra),
-    "tinyimagenet": lambda raw_dir, **_: write_tinyimagenet_source(raw_dir),
-    "celeba": lambda raw_dir, target="Blond_Hair", spurious="Male", **_: write_celeba_source(raw_dir, target, spurious),
-    "waterbirds": lambda raw_dir, **_: write_waterbirds_source(raw_dir),
-    "imagenet_plants": lambda raw_dir, **_: write_background_bank_source(raw_dir),
-    "resnet18_imagenet": lambda raw_dir, **_: write_resnet18_source(raw_dir),
+    "mnist": functools.partial(write_idx_source, name="mnist"),
+    "fashion_mnist": functools.partial(write_idx_source, name="fashion_mnist"),
+    "kmnist": functools.partial(write_idx_source, name="kmnist"),
+    "cifar10": write_cifar10_source,
+    "cifar10_cscores": write_cscores_source,
+    "svhn": write_svhn_source,
+    "tinyimagenet": write_tinyimagenet_source,
+    "celeba": write_celeba_source,
+    "waterbirds": write_waterbirds_source,
+    "imagenet_plants": write_background_bank_source,
+    "resnet18_imagenet": write_resnet18_source,
 }
 
 
