@@ -7,47 +7,8 @@
 #   write_fixtures           for download_file, fetch_openml, karp_thesis_ch5_missing_checkpoint
 #   prepare_fixture_dataset  for prepare_dataset, of the datasets read from those files
 
-FIXTURE_MANIFEST = "resources/fixtures.json"
-
-
-def fixture_corpus(name):
-    """The text file a text_file dataset reads (its config path), or None."""
-    spec = DATASETS[name]
-    return (spec.get("source_options") or {}).get("path") if spec["source"] == "text_file" else None
-
-
-def fixture_checkpoints():
-    """The Karp ch. 5 checkpoints the config names: path -> what the fixture is pretrained as."""
-    from linearlens.analysis.karp_thesis.ch5 import pretraining_setting
-
-    growing = ((config.get("karp_thesis") or {}).get("ch5") or {}).get("growing") or {}
-    checkpoints = {}
-    for setting in growing.values():
-        if setting.get("checkpoint"):
-            corpus_options = DATASETS[setting["dataset"]]["source_options"]
-            checkpoints[setting["checkpoint"]] = {"setting": pretraining_setting(setting),
-                                                  "corpus": corpus_options["path"],
-                                                  "validation_fraction": corpus_options["validation_fraction"]}
-    return checkpoints
-
-
-def fixture_datasets():
-    """The datasets read from files: downloads, or a text corpus."""
-    return [name for name, spec in DATASETS.items() if get_source(spec["source"]).needs_download or fixture_corpus(name)]
-
-
-def fixture_sources():
-    """Each data source with raw files that a configured dataset reads, with the options it is read
-    with (SVHN writes its extra set only when a dataset asks for it)."""
-    sources = {}
-    for spec in DATASETS.values():
-        if get_source(spec["source"]).needs_download:
-            options = sources.setdefault(spec["source"], {})
-            options.update({k: v for k, v in (spec.get("source_options") or {}).items() if v})
-    return sources
-
-
 if config.get("fixture_data"):
+    from linearlens.data import fixtures
 
     ruleorder: write_fixtures > download_file
     ruleorder: write_fixtures > fetch_openml
@@ -58,13 +19,13 @@ if config.get("fixture_data"):
         input:
             code=script_code("write_fixtures.py"),
         output:
-            manifest=FIXTURE_MANIFEST,
+            manifest=fixtures.MANIFEST,
             files=sorted({*(path for name in DATASETS for path in raw_inputs(name)),
-                          *filter(None, map(fixture_corpus, DATASETS)), *fixture_checkpoints()}),
+                          *fixtures.corpora_to_write(DATASETS), *fixtures.checkpoints_to_write(config)}),
         params:
-            sources=canonical(fixture_sources()),
-            corpora=sorted(filter(None, map(fixture_corpus, DATASETS))),
-            checkpoints=canonical(fixture_checkpoints()),
+            sources=canonical(fixtures.sources_to_write(DATASETS)),
+            corpora=fixtures.corpora_to_write(DATASETS),
+            checkpoints=canonical(fixtures.checkpoints_to_write(config)),
         log:
             "results/logs/write_fixtures.log",
         benchmark:
@@ -78,14 +39,14 @@ if config.get("fixture_data"):
 
     rule prepare_fixture_dataset:
         input:
-            raw=lambda w: raw_inputs(w.name) + list(filter(None, [fixture_corpus(w.name)])),
-            manifest=FIXTURE_MANIFEST,
+            raw=lambda w: raw_inputs(w.name) + list(filter(None, [fixtures.corpus_path(DATASETS[w.name])])),
+            manifest=fixtures.MANIFEST,
             code=lambda w: sorted({*script_code("prepare_fixture_dataset.py"), *source_code(DATASETS[w.name]["source"])}),
         output:
             arrays="results/data/{name}.npz",
             provenance="results/data/{name}.json",
         wildcard_constraints:
-            name=alternatives(fixture_datasets()),  # offline sources stay with prepare_dataset
+            name=alternatives(fixtures.file_datasets(DATASETS)),  # offline sources stay with prepare_dataset
         params:
             spec=lambda w: canonical(DATASETS[w.name]),
             source=lambda w: canonical(get_source(DATASETS[w.name]["source"]).record()),

@@ -26,24 +26,8 @@ from linearlens.data.weights import read_state_dict
 
 ROOT = Path(__file__).resolve().parents[1]
 PAPER = yaml.safe_load((ROOT / "config" / "paper.yaml").read_text())
-MANIFEST = "resources/fixtures.json"
-# every dataset of the paper configuration that reads files: from downloads, or a text corpus
-FILE_DATASETS = sorted(name for name, spec in PAPER["datasets"].items()
-                       if SOURCES[spec["source"]].needs_download or spec["source"] == "text_file")
-
-
-def paper_sources() -> dict[str, dict]:
-    sources = {}
-    for spec in PAPER["datasets"].values():
-        if SOURCES[spec["source"]].needs_download:
-            sources.setdefault(spec["source"], {}).update(
-                {k: v for k, v in (spec.get("source_options") or {}).items() if v})
-    return sources
-
-
-def paper_corpora() -> list[str]:
-    return sorted(spec["source_options"]["path"] for spec in PAPER["datasets"].values()
-                  if spec["source"] == "text_file")
+MANIFEST = fixtures.MANIFEST
+FILE_DATASETS = sorted(fixtures.file_datasets(PAPER["datasets"]))
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +35,8 @@ def fixture_root(tmp_path_factory):
     """Every file the paper configuration downloads or reads as text, generated (the Karp ch. 5
     checkpoints have their own test), in a working directory of their own."""
     root = tmp_path_factory.mktemp("rehearsal")
-    manifest = fixtures.write_fixtures(MANIFEST, paper_sources(), paper_corpora(), {}, root=root)
+    manifest = fixtures.write_fixtures(MANIFEST, fixtures.sources_to_write(PAPER["datasets"]),
+                                       fixtures.corpora_to_write(PAPER["datasets"]), {}, root=root)
     return root, manifest
 
 
@@ -224,7 +209,8 @@ def test_truncated_svhn_mat_names_the_file(fixture_root, tmp_path, keep):
 
 def test_fixtures_are_the_same_bytes_every_time(fixture_root, tmp_path):
     _, manifest = fixture_root
-    again = fixtures.write_fixtures(MANIFEST, paper_sources(), paper_corpora(), {}, root=tmp_path)
+    again = fixtures.write_fixtures(MANIFEST, fixtures.sources_to_write(PAPER["datasets"]),
+                                    fixtures.corpora_to_write(PAPER["datasets"]), {}, root=tmp_path)
     assert again == manifest
     assert (tmp_path / MANIFEST).read_text() == (fixture_root[0] / MANIFEST).read_text()
 
@@ -262,7 +248,7 @@ def test_karp_ch5_checkpoint_fixture_loads_as_a_growing_checkpoint(tmp_path):
 # --- the fixture mode's DAG ----------------------------------------------------------------------
 
 PAPER_DATA_TARGETS = [f"results/data/{name}.npz" for name in PAPER["datasets"]]
-CH5_CHECKPOINTS = sorted({s["checkpoint"] for s in PAPER["karp_thesis"]["ch5"]["growing"].values() if s["checkpoint"]})
+CH5_CHECKPOINTS = sorted(fixtures.checkpoints_to_write(PAPER))
 
 
 def dry_run(workdir, *config):

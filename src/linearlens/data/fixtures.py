@@ -643,6 +643,55 @@ def sha256_of(path: Path) -> str:
     return f"sha256:{digest.hexdigest()}"
 
 
+# --- what a configuration needs (rules/rehearsal.smk builds its jobs from these) -----------------
+
+MANIFEST = "resources/fixtures.json"
+
+
+def corpus_path(spec: dict) -> str | None:
+    """The text file a text_file dataset entry reads (its config path), or None."""
+    return (spec.get("source_options") or {}).get("path") if spec["source"] == "text_file" else None
+
+
+def file_datasets(datasets: dict) -> list[str]:
+    """The configured datasets read from files: downloads, or a text corpus."""
+    from .registry import get_source
+
+    return [name for name, spec in datasets.items()
+            if get_source(spec["source"]).needs_download or corpus_path(spec)]
+
+
+def sources_to_write(datasets: dict) -> dict[str, dict]:
+    """Each data source with raw files that a configured dataset reads, with the options it is read
+    with (those set: SVHN writes its extra set only when a dataset asks for it)."""
+    from .registry import get_source
+
+    sources: dict[str, dict] = {}
+    for spec in datasets.values():
+        if get_source(spec["source"]).needs_download:
+            options = sources.setdefault(spec["source"], {})
+            options.update({k: v for k, v in (spec.get("source_options") or {}).items() if v})
+    return sources
+
+
+def corpora_to_write(datasets: dict) -> list[str]:
+    return sorted({path for path in map(corpus_path, datasets.values()) if path})
+
+
+def checkpoints_to_write(config: dict) -> dict[str, dict]:
+    """The Karp ch. 5 checkpoints a configuration names: path -> what its fixture is pretrained as."""
+    from ..analysis.karp_thesis.ch5 import pretraining_setting
+
+    growing = ((config.get("karp_thesis") or {}).get("ch5") or {}).get("growing") or {}
+    checkpoints = {}
+    for setting in growing.values():
+        if setting.get("checkpoint"):
+            options = config["datasets"][setting["dataset"]]["source_options"]
+            checkpoints[setting["checkpoint"]] = {"setting": pretraining_setting(setting), "corpus": options["path"],
+                                                  "validation_fraction": options["validation_fraction"]}
+    return checkpoints
+
+
 def write_fixtures(manifest_path: str | Path, sources: dict[str, dict], corpora: list[str],
                    checkpoints: dict[str, dict], root: Path = Path(".")) -> dict:
     """Every fixture a configuration needs, and its manifest at ``manifest_path``.
