@@ -17,6 +17,7 @@ report: "rules/report/workflow.rst"
 
 include: "rules/common.smk"
 include: "rules/datasets.smk"
+include: "rules/rehearsal.smk"
 include: "rules/kernels.smk"
 include: "rules/telescoping.smk"
 include: "rules/iterative_linearisation.smk"

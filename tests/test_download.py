@@ -7,8 +7,8 @@ import time
 import numpy as np
 import pytest
 
-from format_fixtures import gzip_bytes, idx_bytes
 from linearlens.data.download import DatasetUnavailableError, RemoteFile, fetch, verify
+from linearlens.data.fixtures import gzip_bytes, idx_bytes
 from linearlens.data.idx import read_idx
 
 REMOTE = RemoteFile("train-labels-idx1-ubyte.gz", "https://example.org/mnist/train-labels-idx1-ubyte.gz",

@@ -1,5 +1,5 @@
-"""Each dataset loader read from tiny files in its real format, written by the tests themselves
-(tests/format_fixtures.py). Sockets are blocked for the whole suite, so every pass is offline."""
+"""Each dataset loader read from tiny files in its real format, written by the library's fixture
+writers (linearlens.data.fixtures). Sockets are blocked for the whole suite, so every pass is offline."""
 
 import dataclasses
 import gzip
@@ -15,7 +15,12 @@ import pooch
 import pytest
 import scipy.io
 
-from format_fixtures import (
+from linearlens.data import spurious
+from linearlens.data.cifar import read_cifar10_archive
+from linearlens.data.cscores import read_cscores
+from linearlens.data.damaged import DamagedFileError
+from linearlens.data.download import DatasetUnavailableError
+from linearlens.data.fixtures import (
     idx_bytes,
     write_celeba_files,
     write_cifar10_archive,
@@ -26,11 +31,6 @@ from format_fixtures import (
     write_tinyimagenet_zip,
     write_waterbirds_tar,
 )
-from linearlens.data import spurious
-from linearlens.data.cifar import read_cifar10_archive
-from linearlens.data.cscores import read_cscores
-from linearlens.data.damaged import DamagedFileError
-from linearlens.data.download import DatasetUnavailableError
 from linearlens.data.idx import read_idx
 from linearlens.data.openml_source import load_openml
 from linearlens.data.prepare import prepare_dataset

@@ -18,7 +18,6 @@ import yaml
 from PIL import Image
 from torch import nn
 
-from format_fixtures import write_celeba_files, write_waterbirds_tar
 from linearlens.analysis.george_thesis.ch5 import (
     SPURIOUS_SUBSETS,
     check_spurious_spec,
@@ -30,6 +29,7 @@ from linearlens.analysis.george_thesis.ch5 import (
 from linearlens.claims.george_thesis.ch5 import spurious_claims
 from linearlens.data import spurious
 from linearlens.data.download import DatasetUnavailableError, fetch
+from linearlens.data.fixtures import write_celeba_files, write_waterbirds_tar
 from linearlens.data.prepare import prepare_dataset
 from linearlens.data.prepared import load_prepared, save_prepared
 from linearlens.data.registry import get_source, raw_paths

@@ -30,19 +30,19 @@ def read_idx(path: str | Path) -> np.ndarray:
     raw = _read_bytes(path)
     if len(raw) < 4 or raw[0] != 0 or raw[1] != 0:
         looks_gzipped = " (it is gzipped: name it .gz)" if raw.startswith(GZIP_MAGIC) else ""
-        raise _malformed(path, f"not an IDX file (bad magic number 0x{raw[:4].hex()}){looks_gzipped}")
+        raise damaged_download(path, f"not an IDX file (bad magic number 0x{raw[:4].hex()}){looks_gzipped}")
     type_code, ndim = raw[2], raw[3]
     if type_code not in IDX_DTYPES:
-        raise _malformed(path, f"unknown IDX element type 0x{type_code:02x}")
+        raise damaged_download(path, f"unknown IDX element type 0x{type_code:02x}")
     header_bytes = 4 + 4 * ndim
     if len(raw) < header_bytes:
-        raise _malformed(path, f"truncated IDX file (header of {ndim} dimensions cut short)")
+        raise damaged_download(path, f"truncated IDX file (header of {ndim} dimensions cut short)")
     shape = tuple(int(d) for d in np.frombuffer(raw, dtype=">u4", count=ndim, offset=4))
     dtype = np.dtype(IDX_DTYPES[type_code])
     expected, found = int(np.prod(shape)) * dtype.itemsize, len(raw) - header_bytes
     if found != expected:
         verdict = "cut off" if found < expected else "longer than its header says"
-        raise _malformed(path, f"header says {expected} bytes of data but the file has {found}: {verdict}")
+        raise damaged_download(path, f"header says {expected} bytes of data but the file has {found}: {verdict}")
     data = np.frombuffer(raw, dtype=dtype, offset=header_bytes).reshape(shape)
     return data.astype(dtype.newbyteorder("="))
 
@@ -53,17 +53,19 @@ def _read_bytes(path: Path) -> bytes:
     if path.suffix != ".gz":
         return stored
     if not stored.startswith(GZIP_MAGIC):
-        raise _malformed(path, f"not a gzip file, though named .gz (it starts 0x{stored[:4].hex()})")
+        raise damaged_download(path, f"not a gzip file, though named .gz (it starts 0x{stored[:4].hex()})")
     try:
         return gzip.decompress(stored)
     except EOFError as error:
-        raise _malformed(path, f"gzip stream cut off ({error})") from error
+        raise damaged_download(path, f"gzip stream cut off ({error})") from error
     except (gzip.BadGzipFile, zlib.error) as error:
-        raise _malformed(path, f"corrupt gzip stream ({error})") from error
+        raise damaged_download(path, f"corrupt gzip stream ({error})") from error
 
 
-def _malformed(path: Path, problem: str) -> DamagedFileError:
-    # Raw files are the download rule's outputs: asking Snakemake for a missing one fetches it again.
+def damaged_download(path: Path, problem: str) -> DamagedFileError:
+    """One line naming a raw file, what is wrong with it and how to get it again (the readers of
+    every downloaded format raise it). Raw files are the download rule's outputs: asking Snakemake
+    for a missing one fetches it again."""
     return DamagedFileError(
         f"{path}: {problem}; delete it and download it again with `{rebuild_command(path)}`"
     )

@@ -68,16 +68,18 @@ def read_celeba_attributes(path: str | Path) -> pd.DataFrame:
 
 
 def read_celeba(attributes_path: str | Path, partition_path: str | Path,
-                target: str = "Blond_Hair", spurious: str = "Male") -> dict[str, np.ndarray]:
+                target: str = "Blond_Hair", spurious: str = "Male", size: int | None = None) -> dict[str, np.ndarray]:
     """The official train/valid/test split with ``target`` as the label and ``spurious`` as the
-    group; ``image_*`` name members of img_align_celeba.zip."""
+    group; ``image_*`` name members of img_align_celeba.zip. ``size``: the images the files must
+    list (default: the published count; a fixture's manifest gives its own)."""
+    size = CELEBA_SIZE if size is None else size
     attributes = read_celeba_attributes(attributes_path)
     partition = pd.read_csv(partition_path, sep=r"\s+", header=None, index_col=0).iloc[:, 0]
     for column in (target, spurious):
         if column not in attributes.columns:
             raise ValueError(f"CelebA has no attribute {column!r}; it has {list(attributes.columns)}")
-    if len(attributes) != CELEBA_SIZE or not partition.index.equals(attributes.index):
-        raise ValueError(f"expected the {CELEBA_SIZE} CelebA images listed alike in "
+    if len(attributes) != size or not partition.index.equals(attributes.index):
+        raise ValueError(f"expected the {size} CelebA images listed alike in "
                          f"{attributes_path} and {partition_path}; found {len(attributes)} and "
                          f"{len(partition)}")
     names = np.array([f"{CELEBA_IMAGE_DIR}/{name}" for name in attributes.index])
@@ -85,19 +87,21 @@ def read_celeba(attributes_path: str | Path, partition_path: str | Path,
                         partition.to_numpy(), CELEBA_SPLITS)
 
 
-def read_waterbirds(archive_path: str | Path) -> dict[str, np.ndarray]:
+def read_waterbirds(archive_path: str | Path, train_groups: dict | None = None) -> dict[str, np.ndarray]:
     """The metadata.csv of the Waterbirds tarball: label 1 = waterbird, group 1 = water
-    background; ``image_*`` name members of the tarball."""
+    background; ``image_*`` name members of the tarball. Its training-group counts must be
+    ``train_groups`` (default: the published ones; a fixture's manifest gives its own)."""
+    expected = WATERBIRDS_TRAIN_GROUPS if train_groups is None else train_groups
     archive_path = Path(archive_path)
     with tarfile.open(archive_path) as archive:
         member = archive.extractfile(f"{WATERBIRDS_DIR}/metadata.csv")
         metadata = pd.read_csv(member)
     train = metadata[metadata["split"] == WATERBIRDS_SPLITS["train"]]
     groups = train.groupby(["y", "place"]).size().to_dict()
-    if groups != WATERBIRDS_TRAIN_GROUPS:
+    if groups != expected:
         # No checksum is published for the tarball, so its published group counts are the check.
         raise ValueError(f"{archive_path} is not the Waterbirds dataset: training groups "
-                         f"{groups}, expected {WATERBIRDS_TRAIN_GROUPS}")
+                         f"{groups}, expected {expected}")
     names = np.array([f"{WATERBIRDS_DIR}/{name}" for name in metadata["img_filename"]])
     return _split_index(names, metadata["y"].to_numpy(), metadata["place"].to_numpy(),
                         metadata["split"].to_numpy(), WATERBIRDS_SPLITS)
@@ -128,17 +132,30 @@ def read_archive_images(archive_path: str | Path, members: Iterable[str],
 WATERBIRDS_ARCHIVE = "waterbird_complete95_forest2water2.tar.gz"
 
 
-def load_celeba(raw_dir: Path, target: str, spurious: str) -> dict[str, np.ndarray]:
+def load_celeba(raw_dir: Path, target: str, spurious: str, size: int | None = None,
+                split_counts: dict[str, list] | None = None) -> dict[str, np.ndarray]:
     """``read_celeba``; for blond vs male (the thesis's task) the index must have the published
-    group counts (H14), which stand in for a check of the attribute and partition files' contents."""
-    arrays = read_celeba(raw_dir / "list_attr_celeba.txt", raw_dir / "list_eval_partition.txt", target, spurious)
-    if (target, spurious) == ("Blond_Hair", "Male"):
+    group counts (H14), which stand in for a check of the attribute and partition files' contents.
+    A fixture's manifest passes its own ``size`` and ``split_counts`` ({split: [[label, group,
+    count], ...]}) instead of the published ones."""
+    arrays = read_celeba(raw_dir / "list_attr_celeba.txt", raw_dir / "list_eval_partition.txt", target, spurious, size)
+    if split_counts is not None:
+        check_group_counts(arrays, {split: cells_from_rows(rows) for split, rows in split_counts.items()},
+                           f"CelebA ({target} vs {spurious}, the fixture's counts)")
+    elif (target, spurious) == ("Blond_Hair", "Male"):
         check_group_counts(arrays, CELEBA_BLOND_MALE_COUNTS, "CelebA (blond vs male)")
     return arrays
 
 
-def load_waterbirds(raw_dir: Path) -> dict[str, np.ndarray]:
-    return read_waterbirds(raw_dir / WATERBIRDS_ARCHIVE)
+def load_waterbirds(raw_dir: Path, train_groups: list | None = None) -> dict[str, np.ndarray]:
+    """``read_waterbirds``; ``train_groups`` ([[label, place, count], ...]) from a fixture's manifest."""
+    expected = None if train_groups is None else cells_from_rows(train_groups)
+    return read_waterbirds(raw_dir / WATERBIRDS_ARCHIVE, expected)
+
+
+def cells_from_rows(rows: list) -> dict[tuple[int, int], int]:
+    """[[label, group, count], ...] (JSON's form of a count table) as {(label, group): count}."""
+    return {(int(label), int(group)): int(count) for label, group, count in rows}
 
 
 # The archive of each image-index source that holds its images.
