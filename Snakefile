@@ -60,3 +60,10 @@ rule paper_george_thesis:
 rule paper_karp_thesis:
     input:
         paper_outputs("karp_thesis"),
+
+
+# The rehearsal of the paper path (`make rehearse`: config/paper.yaml with config/rehearsal.yaml over
+# it, in its own working directory): everything the paper configuration builds.
+rule rehearse:
+    input:
+        rules.all.input,

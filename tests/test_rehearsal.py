@@ -91,10 +91,14 @@ def test_the_rehearsal_cuts_a_budget_of_every_document():
     assert {"telescoping", "iterative_linearisation", "george_thesis", "karp_thesis"} <= changed
 
 
-def planned_rules(*configfiles: Path, directory: Path) -> set[str]:
-    """The rules of the DAG ``snakemake all`` plans for these configuration files (a dry run)."""
+# Paper rules the rehearsal replaces by writing generated files (rules/rehearsal.smk) instead.
+DOWNLOADS = {"download_file", "fetch_openml", "karp_thesis_ch5_missing_checkpoint"}
+
+
+def planned_rules(*configfiles: Path, directory: Path, target: str = "all") -> set[str]:
+    """The rules of the DAG ``snakemake <target>`` plans for these configuration files (a dry run)."""
     result = subprocess.run(
-        [sys.executable, "-m", "snakemake", "-n", "--quiet", "rules", "--directory", str(directory),
+        [sys.executable, "-m", "snakemake", target, "-n", "--quiet", "rules", "--directory", str(directory),
          "--configfile", *map(str, configfiles)],
         cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -105,6 +109,7 @@ def planned_rules(*configfiles: Path, directory: Path) -> set[str]:
 @pytest.mark.workflow
 def test_the_rehearsal_dag_holds_every_rule_of_the_paper_dag(tmp_path):
     paper = planned_rules(PAPER, directory=tmp_path / "paper")
-    rehearsal = planned_rules(PAPER, REHEARSAL, directory=tmp_path / "rehearsal")
+    rehearsal = planned_rules(PAPER, REHEARSAL, directory=tmp_path / "rehearsal", target="rehearse")
     assert len(paper) > 100
-    assert paper - rehearsal == set()
+    assert paper - rehearsal <= DOWNLOADS
+    assert {"write_fixtures", "report"} <= rehearsal
