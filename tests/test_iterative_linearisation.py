@@ -322,6 +322,7 @@ def test_probes_of_a_runs_checkpoints_fit_in_torch_as_scikit_learn_would(tmp_pat
         blocked.setitem(sys.modules, "sklearn", None)  # importing it now raises ImportError
         frame = probe_run(data, tmp_path / "run.pt", probe, "cpu")
     assert frame[["step", "layer"]].values.tolist() == [[0, 1], [0, 2], [25, 1], [25, 2], [50, 1], [50, 2]]
+    assert (frame["probe_gradient"] <= 1e-4).all() and (frame["probe_iterations"] < 1000).all()  # converged
 
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline

@@ -8,7 +8,7 @@ import torch
 from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import StandardScaler
 
-from linearlens.train.linear_probe import Standardiser, fit_linear_probe, probe_accuracy, probe_objective
+from linearlens.train.linear_probe import Standardiser, fit_linear_probe, probe_objective
 
 torch.set_num_threads(1)
 
@@ -97,8 +97,8 @@ def test_at_scikit_learns_own_tolerance_the_probes_agree_on_the_test_set():
     different paths; the test accuracies agree within one example in 300."""
     x, y, x_test, y_test = overlapping_classes()
     scaler, reference = sklearn_probe(x, y, 1.0, tol=1e-4)
-    ours = probe_accuracy(torch.tensor(x, dtype=torch.float32), torch.tensor(y), torch.tensor(x_test, dtype=torch.float32),
-                          torch.tensor(y_test), 1.0, 500)
+    probe = fit_linear_probe(torch.tensor(x, dtype=torch.float32), torch.tensor(y), 1.0, 500)
+    ours = probe.accuracy(torch.tensor(x_test, dtype=torch.float32), torch.tensor(y_test))
     assert abs(ours - reference.score(scaler.transform(x_test), y_test)) <= 1 / len(y_test) + 1e-12
 
 
@@ -106,9 +106,9 @@ def test_probe_separates_separable_features_and_not_random_labels():
     rng = np.random.default_rng(0)
     labels = torch.as_tensor(rng.integers(0, 3, 600))
     features = torch.as_tensor(rng.normal(size=(600, 10)) + 5 * np.eye(3, 10)[labels.numpy()], dtype=torch.float32)
-    assert probe_accuracy(features[:400], labels[:400], features[400:], labels[400:], 1.0, 200) == 1.0
+    assert fit_linear_probe(features[:400], labels[:400], 1.0, 200).accuracy(features[400:], labels[400:]) == 1.0
     shuffled = labels[torch.randperm(600, generator=torch.Generator().manual_seed(0))]
-    assert probe_accuracy(features[:400], shuffled[:400], features[400:], shuffled[400:], 1.0, 200) < 0.5
+    assert fit_linear_probe(features[:400], shuffled[:400], 1.0, 200).accuracy(features[400:], shuffled[400:]) < 0.5
 
 
 def test_labels_absent_from_training_are_never_predicted():

@@ -32,7 +32,7 @@ from ..linearize.iterative import (
 from ..models.zoo import build_model, model_constructor
 from ..train.augment import augment
 from ..train.batches import EpochBatches, seeded_generator
-from ..train.linear_probe import probe_accuracy
+from ..train.linear_probe import fit_linear_probe
 from ..train.progress import Progress
 from ..train.runtime import choose_device, dtype_from_name, full_float32_matmuls, load_checkpoint, seed_everything
 from ..train.schedules import AtSteps, Every, Never
@@ -256,8 +256,9 @@ def pooled_features(model: nn.Module, params: dict[str, Tensor], x: Tensor, laye
 
 def probe_run(data_npz, checkpoint_path, probe: dict, device: str = "auto") -> pd.DataFrame:
     """Probe accuracy on the hidden features of layers ``probe["layers"]`` at every checkpoint
-    of a run, the probes fitted on the run's device. probe: layers, train_size (training examples
-    the probe fits), c, max_iter."""
+    of a run, the probes fitted on the run's device, with each fit's L-BFGS iterations and final
+    largest gradient component (converged: at most 1e-4). probe: layers, train_size (training
+    examples the probe fits), c, max_iter."""
     saved = load_checkpoint(checkpoint_path)
     task = classification_task(data_npz, None, 0, choose_device(device))
     device = task["x_train"].device
@@ -269,9 +270,10 @@ def probe_run(data_npz, checkpoint_path, probe: dict, device: str = "auto") -> p
         state = {n: t.to(x_fit.device) for n, t in state.items()}
         for layer in probe["layers"]:
             train, test = (pooled_features(model, state, x, layer) for x in (x_fit, task["x_test"]))
-            accuracy = probe_accuracy(train, y_fit, test, task["y_test"], probe.get("c", 1.0), probe["max_iter"])
+            fitted = fit_linear_probe(train, y_fit, probe.get("c", 1.0), probe["max_iter"])
             rows.append({"step": step, "epoch": step / saved["steps_per_epoch"], "K": saved["K"], "layer": layer,
-                         "probe_accuracy": accuracy})
+                         "probe_accuracy": fitted.accuracy(test, task["y_test"]),
+                         "probe_iterations": fitted.iterations, "probe_gradient": fitted.gradient_norm})
     return pd.DataFrame(rows)
 
 

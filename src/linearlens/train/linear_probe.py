@@ -96,8 +96,3 @@ def fit_linear_probe(x: Tensor, y: Tensor, c: float = 1.0, max_iter: int = 100, 
     return LinearProbe(standardiser, weight.detach(), bias.detach(), classes, solver.state[weight]["n_iter"],
                        largest)
 
-
-def probe_accuracy(train_x: Tensor, train_y: Tensor, test_x: Tensor, test_y: Tensor, c: float,
-                   max_iter: int) -> float:
-    """Test accuracy of a probe fitted to the training features."""
-    return fit_linear_probe(train_x, train_y, c, max_iter).accuracy(test_x, test_y)
