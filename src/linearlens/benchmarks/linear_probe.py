@@ -42,23 +42,31 @@ def _fit(method: str, x: torch.Tensor, y: torch.Tensor, max_iter: int) -> int:
         return int(probe.fit(x.cpu().numpy(), y.cpu().numpy())[-1].n_iter_[0])
 
 
-def fit_seconds(method: str, examples: int, features: int, classes: int, max_iter: int, device) -> dict:
-    """Seconds per iteration of one probe fit, the faster of two fits (the first pays lazy
-    initialisation), with its iterations (a fit may stop before ``max_iter``, at float precision)."""
+def _timed_fit(method: str, x: torch.Tensor, y: torch.Tensor, max_iter: int) -> tuple[float, int]:
+    if x.device.type == "cuda":
+        torch.cuda.synchronize(x.device)
+    start = time.perf_counter()
+    iterations = _fit(method, x, y, max_iter)
+    if x.device.type == "cuda":
+        torch.cuda.synchronize(x.device)
+    return time.perf_counter() - start, iterations
+
+
+def fit_seconds(method: str, examples: int, features: int, classes: int, iterations: int, device) -> dict:
+    """A fit's fixed seconds (standardising, copies) and seconds per L-BFGS iteration, from fits of
+    ``iterations`` and twice as many iterations (the faster of two each) after a small warm-up fit
+    (lazy initialisation). On a tiny problem timing noise can swamp the difference."""
     device = torch.device(device)
+    _fit(method, *random_features(2 * classes, 4, classes, device), 2)
     x, y = random_features(examples, features, classes, device)
-    timings = []
-    for _ in range(2):
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
-        start = time.perf_counter()
-        iterations = _fit(method, x, y, max_iter)
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
-        timings.append((time.perf_counter() - start, iterations))
-    seconds, iterations = min(timings)
+    (short, few), (long, many) = (min(_timed_fit(method, x, y, count) for _ in range(2))
+                                  for count in (iterations, 2 * iterations))
+    if many <= few:
+        raise RuntimeError(f"a {method} probe stopped after {few} iterations: time it with more features or classes")
+    per_iteration = (long - short) / (many - few)
     return {"method": method, "examples": examples, "features": features, "classes": classes,
-            "iterations": iterations, "seconds": seconds, "seconds_per_iteration": seconds / iterations,
+            "iterations": many, "fixed_seconds": max(short - few * per_iteration, 0.0),
+            "seconds_per_iteration": per_iteration,
             "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"}
 
 
@@ -72,10 +80,10 @@ def layer_widths(model: dict, input_shape: tuple[int, ...], classes: int, layers
 
 def figure_cost(experiment: dict, probes: dict, input_shape: tuple[int, ...], classes: int, train_size: int,
                 method: str, device, fraction: float = 1.0, timed_iterations: int = 20) -> pd.DataFrame:
-    """Per probed layer: seconds per iteration, timed over ``timed_iterations`` on ``fraction`` of
-    the training examples (scaled up: an iteration's cost is linear in them), the fits the config
-    asks for (checkpoints × runs × seeds) and their hours at ``max_iter`` iterations each, an upper
-    bound (a fit may converge sooner)."""
+    """Per probed layer: a fit's fixed seconds and seconds per iteration, timed on ``fraction`` of
+    the training examples (scaled up: both are linear in them), the fits the config asks for
+    (checkpoints × runs × seeds) and their hours at ``max_iter`` iterations each, an upper bound (a
+    fit may converge sooner)."""
     steps, every = experiment["steps"], experiment["checkpoint_every"]
     checkpoints = steps // every + 1 + (steps % every > 0)  # step 0, every ``every`` steps, the last
     fits = checkpoints * len(experiment["settings"]) * len(probes["seeds"])
@@ -83,9 +91,9 @@ def figure_cost(experiment: dict, probes: dict, input_shape: tuple[int, ...], cl
     rows = []
     for layer, features in layer_widths(experiment["model"], input_shape, classes, probes["layers"]).items():
         measured = fit_seconds(method, int(timed), features, classes, timed_iterations, device)
-        per_iteration = measured["seconds_per_iteration"] / fraction
+        fixed, per_iteration = measured["fixed_seconds"] / fraction, measured["seconds_per_iteration"] / fraction
         rows.append({"layer": layer, "features": features, "fits": fits, "timed_examples": int(timed),
-                     "seconds_per_iteration": per_iteration, "max_iter": probes["max_iter"],
-                     "hours": fits * probes["max_iter"] * per_iteration / 3600, "method": method,
+                     "fixed_seconds": fixed, "seconds_per_iteration": per_iteration, "max_iter": probes["max_iter"],
+                     "hours": fits * (fixed + probes["max_iter"] * per_iteration) / 3600, "method": method,
                      "device": measured["device"]})
     return pd.DataFrame(rows)

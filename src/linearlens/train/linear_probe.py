@@ -39,7 +39,7 @@ class Standardiser:
         return cls(mean.to(x.dtype), scale.to(x.dtype))
 
     def __call__(self, x: Tensor) -> Tensor:
-        return (x - self.mean) / self.scale
+        return (x - self.mean).div_(self.scale)  # one copy of the features, not two
 
 
 def probe_objective(weight: Tensor, bias: Tensor, x: Tensor, targets: Tensor, c: float) -> Tensor:
