@@ -32,6 +32,7 @@ from ..linearize.iterative import (
 from ..models.zoo import build_model, model_constructor
 from ..train.augment import augment
 from ..train.batches import EpochBatches, seeded_generator
+from ..train.linear_probe import fit_linear_probe
 from ..train.progress import Progress
 from ..train.runtime import choose_device, dtype_from_name, full_float32_matmuls, load_checkpoint, seed_everything
 from ..train.schedules import AtSteps, Every, Never
@@ -253,22 +254,11 @@ def pooled_features(model: nn.Module, params: dict[str, Tensor], x: Tensor, laye
     return captured["out"].flatten(1)
 
 
-def linear_probe_accuracy(train_features: np.ndarray, y_train: np.ndarray, test_features: np.ndarray,
-                          y_test: np.ndarray, c: float, max_iter: int) -> float:
-    """Test accuracy of a multinomial logistic regression (L2, inverse strength ``c``) on
-    standardised features (Alain & Bengio 2017)."""
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
-
-    probe = make_pipeline(StandardScaler(), LogisticRegression(C=c, max_iter=max_iter))
-    probe.fit(train_features, y_train)
-    return float(probe.score(test_features, y_test))
-
-
 def probe_run(data_npz, checkpoint_path, probe: dict, device: str = "auto") -> pd.DataFrame:
     """Probe accuracy on the hidden features of layers ``probe["layers"]`` at every checkpoint
-    of a run. probe: layers, train_size (training examples the probe fits), c, max_iter."""
+    of a run, the probes fitted on the run's device, with each fit's L-BFGS iterations and final
+    largest gradient component (converged: at most 1e-4). probe: layers, train_size (training
+    examples the probe fits), c, max_iter."""
     saved = load_checkpoint(checkpoint_path)
     task = classification_task(data_npz, None, 0, choose_device(device))
     device = task["x_train"].device
@@ -279,11 +269,11 @@ def probe_run(data_npz, checkpoint_path, probe: dict, device: str = "auto") -> p
     for step, state in sorted(saved["checkpoints"].items()):
         state = {n: t.to(x_fit.device) for n, t in state.items()}
         for layer in probe["layers"]:
-            features = [pooled_features(model, state, x, layer).cpu().numpy() for x in (x_fit, task["x_test"])]
-            accuracy = linear_probe_accuracy(features[0], y_fit.cpu().numpy(), features[1],
-                                             task["y_test"].cpu().numpy(), probe.get("c", 1.0), probe["max_iter"])
+            train, test = (pooled_features(model, state, x, layer) for x in (x_fit, task["x_test"]))
+            fitted = fit_linear_probe(train, y_fit, probe.get("c", 1.0), probe["max_iter"])
             rows.append({"step": step, "epoch": step / saved["steps_per_epoch"], "K": saved["K"], "layer": layer,
-                         "probe_accuracy": accuracy})
+                         "probe_accuracy": fitted.accuracy(test, task["y_test"]),
+                         "probe_iterations": fitted.iterations, "probe_gradient": fitted.gradient_norm})
     return pd.DataFrame(rows)
 
 
