@@ -185,12 +185,19 @@ def _write_xml(path: Path, root: ET.Element) -> None:
     ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
 
 
-def arff_text(relation: str, frame: pd.DataFrame) -> str:
-    """A dense ARFF file of numeric columns; repr() keeps every float exactly."""
+def arff_text(relation: str, frame: pd.DataFrame, nominal: tuple[str, ...] = ()) -> str:
+    """A dense ARFF file of numeric columns (repr() keeps every float exactly) and integer-coded
+    ``nominal`` columns (a classification target: OpenML's {0,1} labels)."""
     header = [f"@RELATION '{relation}'", ""]
-    header += [f"@ATTRIBUTE '{column}' NUMERIC" for column in frame.columns]
-    rows = [",".join(repr(float(v)) for v in row) for row in frame.itertuples(index=False)]
+    header += [f"@ATTRIBUTE '{column}' " + (_nominal_values(frame[column]) if column in nominal else "NUMERIC")
+               for column in frame.columns]
+    rows = [",".join(str(int(v)) if column in nominal else repr(float(v)) for column, v in zip(frame.columns, row))
+            for row in frame.itertuples(index=False)]
     return "\n".join(header + ["", "@DATA"] + rows) + "\n"
+
+
+def _nominal_values(column: pd.Series) -> str:
+    return "{" + ",".join(str(int(v)) for v in sorted(column.unique())) + "}"
 
 
 def _description(dataset_id: int, name: str, target: str, arff_md5: str) -> ET.Element:
@@ -213,31 +220,36 @@ def _description(dataset_id: int, name: str, target: str, arff_md5: str) -> ET.E
     ])
 
 
-def _features(frame: pd.DataFrame, target: str) -> ET.Element:
+def _features(frame: pd.DataFrame, target: str, nominal: tuple[str, ...] = ()) -> ET.Element:
     root = _oml_document("data_features")
     for index, column in enumerate(frame.columns):
         feature = ET.SubElement(root, f"{{{OML_NAMESPACE}}}feature")
-        for tag, value in [("index", index), ("name", column), ("data_type", "numeric"),
-                           ("is_target", str(column == target).lower()),
-                           ("is_ignore", "false"), ("is_row_identifier", "false"),
-                           ("number_of_missing_values", int(frame[column].isna().sum()))]:
+        fields = [("index", index), ("name", column),
+                  ("data_type", "nominal" if column in nominal else "numeric")]
+        fields += [("nominal_value", int(v)) for v in sorted(frame[column].unique()) if column in nominal]
+        fields += [("is_target", str(column == target).lower()),
+                   ("is_ignore", "false"), ("is_row_identifier", "false"),
+                   ("number_of_missing_values", int(frame[column].isna().sum()))]
+        for tag, value in fields:
             ET.SubElement(feature, f"{{{OML_NAMESPACE}}}{tag}").text = str(value)
     return root
 
 
 def write_openml_cache(cache_root: str | Path, dataset_id: int, frame: pd.DataFrame,
-                       target: str) -> Path:
+                       target: str, classification: bool = False) -> Path:
     """The files openml 0.15.1 reads from its cache for get_dataset(download_data=True,
     download_features_meta_data=True, download_qualities=False): description.xml,
-    features.xml and dataset.arff, the description carrying the ARFF file's md5."""
+    features.xml and dataset.arff, the description carrying the ARFF file's md5. A
+    ``classification`` set has a nominal target (integer class codes in ``frame``)."""
     directory = openml_dataset_dir(cache_root, dataset_id)
     directory.mkdir(parents=True, exist_ok=True)
     name = f"fixture_{dataset_id}"
-    arff = arff_text(name, frame).encode("utf-8")
+    nominal = (target,) if classification else ()
+    arff = arff_text(name, frame, nominal).encode("utf-8")
     (directory / "dataset.arff").write_bytes(arff)
     arff_md5 = hashlib.md5(arff).hexdigest()
     _write_xml(directory / "description.xml", _description(dataset_id, name, target, arff_md5))
-    _write_xml(directory / "features.xml", _features(frame, target))
+    _write_xml(directory / "features.xml", _features(frame, target, nominal))
     return directory
 
 

@@ -29,7 +29,7 @@ def load_source(source: Source, options: dict) -> tuple[dict[str, np.ndarray], d
     if source.openml_id is not None:
         from .openml_source import load_openml
 
-        arrays, record["openml"] = load_openml(source.openml_id, OPENML_CACHE_DIR)
+        arrays, record["openml"] = load_openml(source.openml_id, OPENML_CACHE_DIR, source.openml_expected)
         return arrays, record
     resolved = {**source.options, **options}
     if resolved:
