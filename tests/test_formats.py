@@ -336,6 +336,14 @@ def test_tinyimagenet_zip(tmp_path):
             np.testing.assert_allclose(image, flat_colour(colour), atol=3)
 
 
+def test_tinyimagenet_image_of_another_size_names_the_member(tmp_path):
+    train = {"n01443537": [flat_colour((10, 20, 30)), flat_colour((40, 50, 60))[:, :32, :32]]}
+    path = write_tinyimagenet_zip(tmp_path / "tiny-imagenet-200.zip", train,
+                                  [("n01443537", flat_colour((1, 2, 3)))])
+    with pytest.raises(ValueError, match="n01443537_1.JPEG is 3x32x32, not 3x64x64"):
+        read_tinyimagenet_zip(path)
+
+
 # --- OpenML -----------------------------------------------------------------------------------
 
 FIXTURE_OPENML_ID = 990001
