@@ -46,7 +46,7 @@ rule prepare_dataset:
         "results/benchmarks/rules/prepare_dataset/{name}.tsv"
     threads: threads_for("data")
     resources:
-        mem_mb=8000,
+        mem_mb=8000,  # the first attempt's; SLURM retries raise it (profiles/slurm/config.yaml)
     conda:
         "../envs/data.yaml"
     script:

@@ -336,6 +336,14 @@ def test_tinyimagenet_zip(tmp_path):
             np.testing.assert_allclose(image, flat_colour(colour), atol=3)
 
 
+def test_tinyimagenet_image_of_another_size_names_the_member(tmp_path):
+    train = {"n01443537": [flat_colour((10, 20, 30)), flat_colour((40, 50, 60))[:, :32, :32]]}
+    path = write_tinyimagenet_zip(tmp_path / "tiny-imagenet-200.zip", train,
+                                  [("n01443537", flat_colour((1, 2, 3)))])
+    with pytest.raises(ValueError, match="n01443537_1.JPEG is 3x32x32, not 3x64x64"):
+        read_tinyimagenet_zip(path)
+
+
 # --- OpenML -----------------------------------------------------------------------------------
 
 FIXTURE_OPENML_ID = 990001
@@ -373,6 +381,53 @@ def test_openml_dataset_read_from_cache_offline(tmp_path, offline_openml):
     assert provenance["feature_names"] == ["area", "rooms", "age"]
     assert provenance["target"] == "price" and provenance["openml_id"] == FIXTURE_OPENML_ID
     assert provenance["md5"] == md5_of(directory / "dataset.arff").split(":", 1)[1]
+
+
+REGRESSION_EXPECTED = {"task": "regression", "rows": 20, "features": 3, "target": "price"}
+
+
+def test_openml_dataset_of_the_expected_task_size_and_target_is_accepted(tmp_path, offline_openml):
+    write_openml_cache(tmp_path, FIXTURE_OPENML_ID, regression_frame(), "price")
+    arrays, _ = load_openml(FIXTURE_OPENML_ID, tmp_path, REGRESSION_EXPECTED)
+    assert arrays["x"].shape == (20, 3)
+
+
+def test_openml_classification_copy_is_refused_in_one_line(tmp_path, offline_openml):
+    # The defect of issue 42: OpenML 44090 is GOV22's binarised *classification* california; its
+    # target was read as floats and trained on as a regression.
+    frame = regression_frame()
+    frame["price"] = (frame["price"] > frame["price"].median()).astype(int)
+    write_openml_cache(tmp_path, FIXTURE_OPENML_ID, frame.rename(columns={"price": "above_median"}),
+                       "above_median", classification=True)
+    with pytest.raises(DatasetUnavailableError) as error:
+        load_openml(FIXTURE_OPENML_ID, tmp_path, REGRESSION_EXPECTED)
+    message = str(error.value)
+    assert "\n" not in message and f"OpenML {FIXTURE_OPENML_ID} " in message
+    assert "task 'classification' (expected 'regression')" in message
+    assert "target 'above_median' (expected 'price')" in message
+
+
+def test_openml_dataset_of_another_size_is_refused(tmp_path, offline_openml):
+    write_openml_cache(tmp_path, FIXTURE_OPENML_ID, regression_frame(n=25), "price")
+    with pytest.raises(DatasetUnavailableError, match=r"used: rows 25 \(expected 20\); check"):
+        load_openml(FIXTURE_OPENML_ID, tmp_path, REGRESSION_EXPECTED)
+
+
+def test_openml_preparation_checks_the_registry_expectations(tmp_path, offline_openml, monkeypatch):
+    # Every registered OpenML source carries what the document used, and preparation checks it.
+    import linearlens.data.prepare as prepare
+    from linearlens.data.registry import OPENML_DATASETS, get_source
+
+    for dataset_id in OPENML_DATASETS:
+        expected = get_source(f"openml_{dataset_id}").openml_expected
+        assert expected["task"] == "regression" and set(expected) == {"task", "rows", "features", "target"}
+    source = get_source("openml_44025")
+    frame = regression_frame()
+    frame["price"] = (frame["price"] > 0).astype(int)
+    write_openml_cache(tmp_path, 44025, frame, "price", classification=True)
+    monkeypatch.setattr(prepare, "OPENML_CACHE_DIR", tmp_path)
+    with pytest.raises(DatasetUnavailableError, match="OpenML 44025 is not the dataset the document used"):
+        prepare.prepare_dataset({"source": source.name, "test_fraction": 0.3}, source)
 
 
 def test_openml_incomplete_cache_fails_with_placement_help(tmp_path, offline_openml):

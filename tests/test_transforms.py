@@ -128,3 +128,49 @@ def test_random_labels_redraw_a_share_of_labels_uniformly_over_all_classes():
     assert np.allclose(shares, 0.25, atol=0.02)
     again, _ = transforms.randomise_labels(y, 0.5, num_classes=4, seed=3)
     assert (again == labels).all()
+
+
+# --- Large arrays, slice by slice (Tiny ImageNet at paper size: issue 42) ---------------------
+
+@pytest.fixture
+def small_slices(monkeypatch):
+    """Slices of a few examples, so that small arrays cross several slice boundaries."""
+    monkeypatch.setattr(transforms, "CHUNK_BYTES", 3 * 8 * 2 * 5 * 5)  # 3 examples of (2, 5, 5)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.float64])
+def test_rescale_pixels_equals_the_whole_array_division_bit_for_bit(small_slices, dtype):
+    x = np.random.default_rng(0).integers(0, 256, size=(10, 2, 5, 5)).astype(dtype)
+    if dtype == np.float64:
+        x = x + np.random.default_rng(1).random(x.shape)  # values a float32 cannot hold
+    expected = (x / 255.0).astype(np.float32)
+    assert transforms.rescale_pixels(x, 255.0).tobytes() == expected.tobytes()
+
+
+def test_standardise_channels_matches_the_whole_array_statistics_to_float32_rounding(small_slices):
+    rng = np.random.default_rng(2)
+    x_train = (rng.random((10, 2, 5, 5)) * [[[[3.0]], [[0.5]]]] + 7.0).astype(np.float32)
+    x_test = rng.random((4, 2, 5, 5)).astype(np.float32)
+    axes = (0, 2, 3)
+    mean = x_train.mean(axis=axes, keepdims=True, dtype=np.float64)
+    std = x_train.std(axis=axes, keepdims=True, dtype=np.float64)
+    expected = [((x - mean) / std).astype(np.float32) for x in (x_train, x_test)]
+
+    train_copy, test_copy = x_train.copy(), x_test.copy()
+    result = transforms.standardise_channels(x_train, x_test)
+    for got, want in zip(result, expected):
+        np.testing.assert_array_max_ulp(got, want, maxulp=1)
+    np.testing.assert_array_equal(x_train, train_copy)  # not in place unless asked
+
+    in_place = transforms.standardise_channels(train_copy, test_copy, in_place=True)
+    assert in_place[0] is train_copy and in_place[1] is test_copy
+    for got, want in zip(in_place, expected):
+        np.testing.assert_array_max_ulp(got, want, maxulp=1)
+
+
+def test_standardise_channels_in_place_copies_inputs_of_another_dtype():
+    x = np.arange(2 * 2 * 3, dtype=np.float64).reshape(2, 2, 3)
+    before = x.copy()
+    train, _ = transforms.standardise_channels(x, x[:1], in_place=True)
+    assert train.dtype == np.float32 and train is not x
+    np.testing.assert_array_equal(x, before)

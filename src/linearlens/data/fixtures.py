@@ -245,12 +245,19 @@ def _write_xml(path: Path, root: ET.Element) -> None:
     ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
 
 
-def arff_text(relation: str, frame: pd.DataFrame) -> str:
-    """A dense ARFF file of numeric columns; repr() keeps every float exactly."""
+def arff_text(relation: str, frame: pd.DataFrame, nominal: tuple[str, ...] = ()) -> str:
+    """A dense ARFF file of numeric columns (repr() keeps every float exactly) and integer-coded
+    ``nominal`` columns (a classification target: OpenML's {0,1} labels)."""
     header = [f"@RELATION '{relation}'", ""]
-    header += [f"@ATTRIBUTE '{column}' NUMERIC" for column in frame.columns]
-    rows = [",".join(repr(float(v)) for v in row) for row in frame.itertuples(index=False)]
+    header += [f"@ATTRIBUTE '{column}' " + (_nominal_values(frame[column]) if column in nominal else "NUMERIC")
+               for column in frame.columns]
+    rows = [",".join(str(int(v)) if column in nominal else repr(float(v)) for column, v in zip(frame.columns, row))
+            for row in frame.itertuples(index=False)]
     return "\n".join(header + ["", "@DATA"] + rows) + "\n"
+
+
+def _nominal_values(column: pd.Series) -> str:
+    return "{" + ",".join(str(int(v)) for v in sorted(column.unique())) + "}"
 
 
 def _description(dataset_id: int, name: str, target: str, arff_md5: str) -> ET.Element:
@@ -273,31 +280,36 @@ def _description(dataset_id: int, name: str, target: str, arff_md5: str) -> ET.E
     ])
 
 
-def _features(frame: pd.DataFrame, target: str) -> ET.Element:
+def _features(frame: pd.DataFrame, target: str, nominal: tuple[str, ...] = ()) -> ET.Element:
     root = _oml_document("data_features")
     for index, column in enumerate(frame.columns):
         feature = ET.SubElement(root, f"{{{OML_NAMESPACE}}}feature")
-        for tag, value in [("index", index), ("name", column), ("data_type", "numeric"),
-                           ("is_target", str(column == target).lower()),
-                           ("is_ignore", "false"), ("is_row_identifier", "false"),
-                           ("number_of_missing_values", int(frame[column].isna().sum()))]:
+        fields = [("index", index), ("name", column),
+                  ("data_type", "nominal" if column in nominal else "numeric")]
+        fields += [("nominal_value", int(v)) for v in sorted(frame[column].unique()) if column in nominal]
+        fields += [("is_target", str(column == target).lower()),
+                   ("is_ignore", "false"), ("is_row_identifier", "false"),
+                   ("number_of_missing_values", int(frame[column].isna().sum()))]
+        for tag, value in fields:
             ET.SubElement(feature, f"{{{OML_NAMESPACE}}}{tag}").text = str(value)
     return root
 
 
 def write_openml_cache(cache_root: str | Path, dataset_id: int, frame: pd.DataFrame,
-                       target: str, name: str | None = None) -> Path:
+                       target: str, name: str | None = None, classification: bool = False) -> Path:
     """The files openml 0.15.1 reads from its cache for get_dataset(download_data=True,
     download_features_meta_data=True, download_qualities=False): description.xml,
-    features.xml and dataset.arff, the description carrying the ARFF file's md5."""
+    features.xml and dataset.arff, the description carrying the ARFF file's md5. A
+    ``classification`` set has a nominal target (integer class codes in ``frame``)."""
     directory = openml_dataset_dir(cache_root, dataset_id)
     directory.mkdir(parents=True, exist_ok=True)
     name = name or f"fixture_{dataset_id}"
-    arff = arff_text(name, frame).encode("utf-8")
+    nominal = (target,) if classification else ()
+    arff = arff_text(name, frame, nominal).encode("utf-8")
     (directory / "dataset.arff").write_bytes(arff)
     arff_md5 = hashlib.md5(arff).hexdigest()
     _write_xml(directory / "description.xml", _description(dataset_id, name, target, arff_md5))
-    _write_xml(directory / "features.xml", _features(frame, target))
+    _write_xml(directory / "features.xml", _features(frame, target, nominal))
     return directory
 
 
@@ -390,11 +402,8 @@ CELEBA_ATTRIBUTES = (
     "High_Cheekbones Male Mouth_Slightly_Open Mustache Narrow_Eyes No_Beard Oval_Face Pale_Skin Pointy_Nose "
     "Receding_Hairline Rosy_Cheeks Sideburns Smiling Straight_Hair Wavy_Hair Wearing_Earrings Wearing_Hat "
     "Wearing_Lipstick Wearing_Necklace Wearing_Necktie Young").split()
-# OpenML tabular sets (Grinsztajn et al. 2022): name, rows, features and target name as we know the
-# published versions; the values are a seeded linear regression, the column names stand-ins.
-OPENML_SHAPES = {44138: ("houses", 20640, 8, "MedHouseVal"), 44148: ("superconduct", 21263, 79, "criticaltemp"),
-                 44144: ("house_sales", 21613, 15, "price"), 44090: ("california", 20634, 8, "price_above_median")}
-OPENML_DEFAULT_SHAPE = ("fixture", 20000, 8, "target")
+# An OpenML set the registry has no facts for (tests' own ids): a small regression table.
+OPENML_DEFAULT_FACTS = {"name": "fixture", "task": "regression", "rows": 20000, "features": 8, "target": "target"}
 # Karp ch. 5 checkpoints at the paper's layers and context but a narrow width (BERT-base with AdamW's
 # state is ~1.3 GB, UL2 ~13 GB): the loader checks only the number of layers.
 KARP_CH5_FIXTURE_MODEL = {"width": 64, "heads": 4, "hidden": 256}
@@ -555,25 +564,32 @@ def write_resnet18_source(raw_dir: Path) -> dict:
     return {}
 
 
-def openml_frame(dataset_id: int) -> tuple[str, pd.DataFrame, str]:
-    """A regression table of the published size: name, frame (features then target) and target."""
-    name, rows, features, target = OPENML_SHAPES.get(dataset_id, OPENML_DEFAULT_SHAPE)
+def openml_frame(dataset_id: int) -> tuple[dict, pd.DataFrame]:
+    """A table with the facts the document's dataset has (``registry.OPENML_DATASETS``: task, rows,
+    features, target name; the values are a seeded linear model, the feature names stand-ins), so
+    that preparation's check of those facts passes: the facts and the frame (features, then target)."""
+    from .registry import OPENML_DATASETS
+
+    facts = OPENML_DATASETS.get(dataset_id, OPENML_DEFAULT_FACTS)
     rng = seeded(f"openml_{dataset_id}")
-    x = rng.normal(size=(rows, features)).round(4)
-    frame = pd.DataFrame(x, columns=[f"x{i}" for i in range(features)])
-    frame[target] = (x @ rng.normal(size=features) + rng.normal(scale=0.1, size=rows)).round(4)
-    return name, frame, target
+    x = rng.normal(size=(facts["rows"], facts["features"])).round(4)
+    frame = pd.DataFrame(x, columns=[f"x{i}" for i in range(facts["features"])])
+    values = x @ rng.normal(size=facts["features"]) + rng.normal(scale=0.1, size=facts["rows"])
+    frame[facts["target"]] = (values > np.median(values)).astype(int) if facts["task"] == "classification" \
+        else values.round(4)
+    return facts, frame
 
 
 def write_openml_source(raw_dir: Path, dataset_id: int, cache_dir: Path) -> dict:
     """The openml client's cache of one dataset, and the marker file the fetch rule writes."""
     from .source import OPENML_CACHE_DIR, OPENML_MARKER
 
-    name, frame, target = openml_frame(dataset_id)
-    write_openml_cache(cache_dir, dataset_id, frame, target, name=name)
+    facts, frame = openml_frame(dataset_id)
+    write_openml_cache(cache_dir, dataset_id, frame, facts["target"], name=facts["name"],
+                       classification=facts["task"] == "classification")
     raw_dir.mkdir(parents=True, exist_ok=True)
     (raw_dir / OPENML_MARKER).write_text(json.dumps(
-        {"openml_id": dataset_id, "openml_name": name, "target": target, "fixture": True,
+        {"openml_id": dataset_id, "openml_name": facts["name"], "target": facts["target"], "fixture": True,
          "cache": openml_dataset_dir(OPENML_CACHE_DIR, dataset_id).as_posix()}, indent=2) + "\n")
     return {}
 

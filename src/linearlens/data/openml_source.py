@@ -122,11 +122,38 @@ def _verified_data_file(dataset, dataset_id: int, cache_dir: Path) -> tuple[Path
     return data_file, actual
 
 
-def load_openml(dataset_id: int, cache_dir: str | Path) -> tuple[dict[str, np.ndarray], dict]:
-    """Features (float64), target and a provenance record for one OpenML dataset."""
+class OpenMLDatasetMismatch(DatasetUnavailableError):
+    """An OpenML dataset that is not the one the document used (another task, size or target): the
+    data the figure needs is not at this id. A job prints its one-line message, no traceback."""
+
+
+def _found(dataset, frame) -> dict:
+    """Task, size and target of a dataset as read: a nominal target makes it a classification."""
+    target = dataset.default_target_attribute
+    nominal = any(feature.name == target and feature.data_type == "nominal"
+                  for feature in dataset.features.values())
+    return {"task": "classification" if nominal else "regression", "rows": len(frame),
+            "features": frame.shape[1] - 1, "target": target}
+
+
+def check_openml_dataset(dataset_id: int, found: dict, expected: dict) -> None:
+    """Refuse, in one line, a dataset whose task, size or target differs from the expected ones."""
+    differences = [f"{key} {found[key]!r} (expected {value!r})"
+                   for key, value in expected.items() if found[key] != value]
+    if differences:
+        raise OpenMLDatasetMismatch(
+            f"OpenML {dataset_id} is not the dataset the document used: {', '.join(differences)}; "
+            "check the id in the dataset's source (linearlens.data.registry.OPENML_DATASETS)")
+
+
+def load_openml(dataset_id: int, cache_dir: str | Path,
+                expected: dict | None = None) -> tuple[dict[str, np.ndarray], dict]:
+    """Features (float64), target and a provenance record for one OpenML dataset, refused
+    (``check_openml_dataset``) unless it has the ``expected`` task, rows, features and target."""
     dataset = get_openml_dataset(dataset_id, cache_dir)
     data_file, md5 = _verified_data_file(dataset, dataset_id, Path(cache_dir))
     frame, _, _, _ = dataset.get_data(dataset_format="dataframe")
+    check_openml_dataset(dataset_id, _found(dataset, frame), expected or {})
     target = dataset.default_target_attribute
     features = frame.drop(columns=[target])
     arrays = {

@@ -29,7 +29,7 @@ def load_source(source: Source, options: dict) -> tuple[dict[str, np.ndarray], d
     if source.openml_id is not None:
         from .openml_source import load_openml
 
-        arrays, record["openml"] = load_openml(source.openml_id, OPENML_CACHE_DIR)
+        arrays, record["openml"] = load_openml(source.openml_id, OPENML_CACHE_DIR, source.openml_expected)
         return arrays, record
     resolved = {**source.options, **options}
     if resolved:
@@ -91,7 +91,7 @@ def prepare_dataset(spec: dict, source: Source) -> tuple[dict[str, np.ndarray], 
         steps.append({"step": "area_downsample", "size": spec["downsample"]})
     if source.pixel_max is not None:
         for split in ("train", "test"):
-            arrays[f"x_{split}"] = (arrays[f"x_{split}"] / source.pixel_max).astype(np.float32)
+            arrays[f"x_{split}"] = transforms.rescale_pixels(arrays[f"x_{split}"], source.pixel_max)
         steps.append({"step": "rescale_pixels", "divided_by": source.pixel_max, "dtype": "float32"})
     for split in ("train", "test"):
         n = spec.get(f"n_{split}")
@@ -111,7 +111,9 @@ def prepare_dataset(spec: dict, source: Source) -> tuple[dict[str, np.ndarray], 
             arrays[f"x_{split}"] = transforms.normalise_channels(arrays[f"x_{split}"], **spec["normalise"])
         steps.append({"step": "normalise", **spec["normalise"]})
     if spec.get("standardise") == "per_channel":
-        arrays["x_train"], arrays["x_test"] = transforms.standardise_channels(arrays["x_train"], arrays["x_test"])
+        # in place: these arrays are this function's own (read or copied above), never the caller's
+        arrays["x_train"], arrays["x_test"] = transforms.standardise_channels(
+            arrays["x_train"], arrays["x_test"], in_place=True)
         steps.append({"step": "standardise", "statistics": "training split, per channel"})
     elif spec.get("standardise"):
         arrays["x_train"], arrays["x_test"] = transforms.standardise(arrays["x_train"], arrays["x_test"])

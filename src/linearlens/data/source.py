@@ -42,6 +42,8 @@ class Source:
     options: dict = field(default_factory=dict)  # the options the reader accepts, with defaults
     # files needed only when a boolean option is on: {filename: option name}
     optional_files: dict = field(default_factory=dict)
+    # OpenML sets: what the document used (task, rows, features, target), checked when prepared
+    openml_expected: dict | None = None
 
     @property
     def needs_download(self) -> bool:
@@ -67,8 +69,12 @@ class Source:
         return reader(raw_dir, **arguments) if self.files else reader(**arguments)
 
     def record(self) -> dict:
-        """The source as plain data, for a job's params (``from_record`` rebuilds it)."""
-        return asdict(self)
+        """The source as plain data, for a job's params (``from_record`` rebuilds it). Sources
+        without OpenML expectations leave the key out, so their records (and jobs) stay as they were."""
+        record = asdict(self)
+        if record["openml_expected"] is None:
+            del record["openml_expected"]
+        return record
 
     @classmethod
     def from_record(cls, record: dict) -> Source:
