@@ -36,7 +36,7 @@ BATCH = {"batch_size", "batch_sizes", "pairs_per_job", "chunk_size", "eval_batch
 DATA_SIZE = {"n_train", "n_test", "n_validation", "train_size", "probe_size", "examples", "per_class",
              "tracked", "n_easy", "n_difficult", "n_probe", "n_eval", "n_points", "n_features", "n_subsamples",
              "c_grid_size", "test_samples", "sequences", "count", "trace_probe", "balanced_per_cell"}
-RUN = {"scale", "device", "fixture_data"}
+RUN = {"scale", "device", "fixture_data", "threads"}
 ALLOWED = BUDGET | GRID | BATCH | DATA_SIZE | RUN
 
 
