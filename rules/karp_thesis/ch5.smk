@@ -12,7 +12,10 @@ from linearlens.analysis.karp_thesis.ch5 import (
     part_operators,
     pretrained_path,
     pretraining_setting,
+    pretraining_state_dir,
     stacking_run_path,
+    stacking_run_setting,
+    stacking_state_dir,
 )
 
 KARP_CH5 = config.get("karp_thesis", {}).get("ch5") or {}
@@ -35,7 +38,10 @@ if KARP_CH5_GROWING:
             pretrained_path("{setting}", "{seed}"),
         params:
             setting=lambda w: canonical(pretraining_setting(KARP_CH5_GROWING[w.setting])),
+            micro_batch_size=lambda w: KARP_CH5_GROWING[w.setting].get("micro_batch_size"),
             device=config["device"],
+            # the training state while the job runs (not an output: it survives a killed job)
+            state=lambda w: pretraining_state_dir(w.setting),
         log:
             "results/logs/karp_thesis/ch5/pretrain/{setting}/seed{seed}.log",
         benchmark:
@@ -80,8 +86,10 @@ if KARP_CH5_GROWING:
         params:
             setting=lambda w: canonical(growing_run_setting(KARP_CH5_GROWING[w.setting])),
             operators=lambda w: part_operators(KARP_CH5_GROWING[w.setting], w.part),
+            micro_batch_size=lambda w: KARP_CH5_GROWING[w.setting].get("micro_batch_size"),
             device=config["device"],
-            # finished operators while the job runs (not outputs: they survive a killed job)
+            # finished operators and the training state while the job runs (not outputs: they
+            # survive a killed job)
             state=lambda w: growth_state_dir(w.setting),
         log:
             "results/logs/karp_thesis/ch5/grow/{setting}/seed{seed}/{part}.log",
@@ -134,8 +142,11 @@ if KARP_CH5.get("stacking"):
         output:
             stacking_run_path("{seed}"),
         params:
-            spec=canonical({key: value for key, value in KARP_CH5_STACKING.items() if key != "seeds"}),
+            spec=canonical(stacking_run_setting(KARP_CH5_STACKING)),
+            micro_batch_size=KARP_CH5_STACKING.get("micro_batch_size"),
             device=config["device"],
+            # finished stages and probes and the training state (not outputs: they survive a killed job)
+            state=stacking_state_dir(),
         log:
             "results/logs/karp_thesis/ch5/stack/seed{seed}.log",
         benchmark:
