@@ -241,10 +241,12 @@ STACKING = {**SETTING, "stage_layers": [1, 2, 3], "stage_steps": [3, 4, 4], "pro
             "start_strides": [1, 1]}
 
 
-@pytest.mark.parametrize("kill_after", [5, 10, 14])  # in stage 2's last stacking, in a probe of stage 3, in its
+# steps 1-3: stage 1; 4-7: stage 2's last stacking, 8-9: its probe, 10-11: adaptive; 12-15: stage
+# 3's last stacking, 16-19: its two probes, 20-21: adaptive
+@pytest.mark.parametrize("kill_after", [5, 10, 14, 17])
 def test_stacking_resumes_after_its_finished_segments_bit_for_bit(tmp_path, corpus, sigterm_at, kill_after):
-    """Stage 1 is 3 steps; stage 2: last 4, one probe of 2, adaptive 2 more; stage 3: last 4, two
-    probes of 2, adaptive 2: 21 steps. A rerun trains only what the kill left unfinished."""
+    """Killed inside a stage of either strategy or inside a probe, a rerun trains only what the kill
+    left unfinished (21 steps in all) and ends where an uninterrupted run ends."""
     uninterrupted = experiments.stacking_run(STACKING, corpus, 0)
     taken = sigterm_at(kill_after)
     with pytest.raises(TrainingInterrupted):
