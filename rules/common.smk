@@ -1,5 +1,6 @@
 # Shared set-up: configuration checks, the library on the import path, wildcard constraints,
 # and the helpers every rule file uses.
+import dataclasses
 import importlib
 import os
 import re
@@ -123,6 +124,13 @@ def paper_outputs(paper):
 def released(paper, outputs):
     """``outputs`` less those that need inputs the workflow cannot make (``UNRELEASED``)."""
     return [output for output in outputs if output not in UNRELEASED[paper]]
+
+
+def unreleased_noted(paper):
+    """The paper's manifest entries, those only its opt-in target builds noted so (for the report)."""
+    note = f"needs inputs that are not released; snakemake paper_{paper}_unreleased builds it"
+    return [dataclasses.replace(entry, note=note) if entry.path(paper) in UNRELEASED[paper] else entry
+            for entry in MANIFESTS[paper].ENTRIES]
 
 
 def kernel_outputs():

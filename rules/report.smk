@@ -1,17 +1,7 @@
 # The HTML report (results/report/index.html): a summary of the run, then every figure and table
 # the four documents list, in their order: built ones with caption, data provenance and claim
 # verdicts, the others with why they are not built. `snakemake --report` collects the same page.
-from dataclasses import replace
-
 from linearlens.report import config_digest, document_inventory
-
-
-def unreleased_noted(document):
-    """The document's entries, those only its opt-in target builds noted so."""
-    note = f"needs inputs that are not released; snakemake paper_{document}_unreleased builds it"
-    return [replace(entry, note=note) if entry.path(document) in UNRELEASED[document] else entry
-            for entry in MANIFESTS[document].ENTRIES]
-
 
 # Per document, in report order: its title and every manifest entry with the status this
 # configuration gives it (built, not configured at this scale, not built yet, illustrative).
