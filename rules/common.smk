@@ -117,13 +117,19 @@ def datasets_for(paper):
 
 def paper_outputs(paper):
     """Everything a paper's target builds: its datasets, figures and claims file."""
-    outputs = [prepared(name) for name in datasets_for(paper)] + released(paper, FIGURES[paper])
-    return outputs + ([CLAIMS[paper]] if CLAIMS[paper] else [])
+    outputs = [prepared(name) for name in datasets_for(paper)] + FIGURES[paper]
+    return released(paper, outputs) + ([CLAIMS[paper]] if CLAIMS[paper] else [])
 
 
 def released(paper, outputs):
     """``outputs`` less those that need inputs the workflow cannot make (``UNRELEASED``)."""
     return [output for output in outputs if output not in UNRELEASED[paper]]
+
+
+def released_datasets():
+    """The configured datasets a run without the opt-in targets prepares."""
+    unreleased = {output for outputs in UNRELEASED.values() for output in outputs}
+    return [name for name in DATASETS if prepared(name) not in unreleased]
 
 
 def unreleased_noted(paper):

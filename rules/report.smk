@@ -14,7 +14,7 @@ REPORT_DOCUMENTS = [
 
 rule report:
     input:
-        datasets=[f"results/data/{name}.json" for name in DATASETS],
+        datasets=[f"results/data/{name}.json" for name in released_datasets()],
         figures=report_figures(),
         tables=[table for tables in TABLES.values() for table in tables],
         claims=report_claims(),

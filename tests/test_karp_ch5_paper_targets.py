@@ -16,22 +16,27 @@ FROM_GIVEN_CHECKPOINTS = {"karp_thesis_ch5_grow", "karp_thesis_ch5_gather", "kar
                           "karp_thesis_ch5_unreleased_claims"}
 
 
-def paper_plan(workdir, *targets) -> dict[str, int]:
-    result = snakemake(workdir, *targets, "-n", "--quiet", "rules", "--configfile", "config/paper.yaml")
+def paper_plan(workdir, *targets, quiet=True) -> tuple[dict[str, int], str]:
+    """{rule: jobs} of a paper dry run, and its output (every job's, unless ``quiet``)."""
+    result = snakemake(workdir, *targets, "-n", *(["--quiet", "rules"] if quiet else []),
+                       "--configfile", "config/paper.yaml")
     assert result.returncode == 0, result.stderr[-3000:]
-    return job_counts(result.stdout + result.stderr)
+    return job_counts(result.stdout + result.stderr), result.stdout
 
 
 def test_everything_at_paper_scale_holds_no_job_that_fails_by_design(tmp_path):
-    jobs = paper_plan(workflow_copy(tmp_path), "all", "paper_karp_thesis", "karp_thesis_ch5")
+    jobs, output = paper_plan(workflow_copy(tmp_path), "all", "paper_karp_thesis", "karp_thesis_ch5", quiet=False)
     assert not (FAILS_BY_DESIGN | FROM_GIVEN_CHECKPOINTS) & set(jobs), sorted(jobs)
     # what needs no unreleased input stays: stacking (Table C.2) pretrains its own model, the report
     assert {"karp_thesis_ch5_stack", "karp_thesis_ch5_plot_table_C_2", "karp_thesis_claims", "report"} <= set(jobs)
+    # the stacking corpus is prepared; UL2's, which only the grown UL2 models read, is not
+    assert "results/data/books_wikipedia.npz" in output and "results/data/ul2_mixture.npz" not in output
 
 
 def test_the_opt_in_target_holds_the_growth_runs_and_says_what_is_missing(tmp_path):
-    jobs = paper_plan(workflow_copy(tmp_path), "paper_karp_thesis_unreleased")
+    jobs, _ = paper_plan(workflow_copy(tmp_path), "paper_karp_thesis_unreleased")
     assert FAILS_BY_DESIGN | FROM_GIVEN_CHECKPOINTS <= set(jobs), sorted(jobs)
     assert jobs["karp_thesis_ch5_missing_checkpoint"] == 2  # BERT-BASE at 500k, UL2 at 300k
     assert jobs["karp_thesis_ch5_grow"] == 60  # 30 operators of each, one job per operator
     assert "report" not in jobs and "karp_thesis_ch5_stack" not in jobs
+    assert jobs["prepare_dataset"] == 2  # both corpora: the missing-file message names each
