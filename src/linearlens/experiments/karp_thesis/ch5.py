@@ -10,6 +10,11 @@ last block on top" or by the best of a set of operators after a short probe (LAG
 
 Steps are counted globally, as the thesis does (growing at step 500,000): the learning rate's
 warm-up reads the global step, and the batch of step t after growing is the same for every operator.
+
+At paper size every model trains through ``train.session.Session`` (``Trainer`` is its learner), on
+the configured device, a batch in micro-batches (``micro_batch_size``: ``peak_memory_estimate``
+says what fits), so that pretraining, each grown model and each stacking segment resume inside
+their steps after a kill, bit for bit.
 """
 
 from __future__ import annotations
