@@ -1,5 +1,6 @@
 # Shared set-up: configuration checks, the library on the import path, wildcard constraints,
 # and the helpers every rule file uses.
+import dataclasses
 import importlib
 import os
 import re
@@ -41,6 +42,9 @@ PAPERS = {document: manifest.TITLE for document, manifest in MANIFESTS.items()}
 FIGURES = {paper: [] for paper in PAPERS}  # PNG targets; PDF and JSON sidecar beside each
 TABLES = {paper: [] for paper in PAPERS}  # CSV targets, results/<paper>/tables/table_<n>.csv
 CLAIMS = {paper: None for paper in PAPERS}  # results/<paper>/claims.json once the paper lands
+# Outputs only a paper's opt-in target (paper_<paper>_unreleased) builds: they need inputs the
+# workflow cannot make (Karp ch. 5's unreleased checkpoints), so "everything" runs to its end.
+UNRELEASED = {paper: [] for paper in PAPERS}
 
 DATASETS = config["datasets"]
 INIT_MODELS = config.get("init_models", {})
@@ -114,7 +118,25 @@ def datasets_for(paper):
 def paper_outputs(paper):
     """Everything a paper's target builds: its datasets, figures and claims file."""
     outputs = [prepared(name) for name in datasets_for(paper)] + FIGURES[paper]
-    return outputs + ([CLAIMS[paper]] if CLAIMS[paper] else [])
+    return released(paper, outputs) + ([CLAIMS[paper]] if CLAIMS[paper] else [])
+
+
+def released(paper, outputs):
+    """``outputs`` less those that need inputs the workflow cannot make (``UNRELEASED``)."""
+    return [output for output in outputs if output not in UNRELEASED[paper]]
+
+
+def released_datasets():
+    """The configured datasets a run without the opt-in targets prepares."""
+    unreleased = {output for outputs in UNRELEASED.values() for output in outputs}
+    return [name for name in DATASETS if prepared(name) not in unreleased]
+
+
+def unreleased_noted(paper):
+    """The paper's manifest entries, those only its opt-in target builds noted so (for the report)."""
+    note = f"needs inputs that are not released; snakemake paper_{paper}_unreleased builds it"
+    return [dataclasses.replace(entry, note=note) if entry.path(paper) in UNRELEASED[paper] else entry
+            for entry in MANIFESTS[paper].ENTRIES]
 
 
 def kernel_outputs():
@@ -151,7 +173,7 @@ if config["device"] == "cuda" and "gpu" not in workflow.global_resources:
 
 
 def report_figures():
-    return [figure for figures in FIGURES.values() for figure in figures]
+    return [figure for paper, figures in FIGURES.items() for figure in released(paper, figures)]
 
 
 def report_claims():

@@ -6,15 +6,15 @@ from linearlens.report import config_digest, document_inventory
 # Per document, in report order: its title and every manifest entry with the status this
 # configuration gives it (built, not configured at this scale, not built yet, illustrative).
 REPORT_DOCUMENTS = [
-    document_inventory(document, MANIFESTS[document].TITLE, MANIFESTS[document].ENTRIES,
-                       FIGURES[document] + TABLES[document])
+    document_inventory(document, MANIFESTS[document].TITLE, unreleased_noted(document),
+                       released(document, FIGURES[document] + TABLES[document]))
     for document in PAPERS
 ]
 
 
 rule report:
     input:
-        datasets=[f"results/data/{name}.json" for name in DATASETS],
+        datasets=[f"results/data/{name}.json" for name in released_datasets()],
         figures=report_figures(),
         tables=[table for tables in TABLES.values() for table in tables],
         claims=report_claims(),

@@ -526,18 +526,18 @@ def test_recorded_steps_of_the_tiny_setting():
 def test_a_checkpoint_resumes_training_exactly(tmp_path, corpus):
     model, spec = experiments.fresh_model(SETTING, 2, seed=1)
     trainer = experiments.Trainer(model, SETTING)
-    trainer.train(corpus, 2, (1, experiments.PRETRAIN))
+    experiments.train(trainer, corpus, 2, (1, experiments.PRETRAIN))
     save_checkpoint(tmp_path / "trainer.pt", **trainer.checkpoint(spec))
     restored = experiments.Trainer.from_checkpoint(load_checkpoint(tmp_path / "trainer.pt"), SETTING)
-    assert restored.step == trainer.step == 2
+    assert restored.global_step == trainer.global_step == 2
     before = [p.detach().clone() for p in trainer.model.parameters()]
     for t in (trainer, restored):
-        t.train(corpus, 1, (1, experiments.PRETRAIN), first=3)
+        experiments.train(t, corpus, 3, (1, experiments.PRETRAIN), first=3)
     assert not torch.equal(before[0], next(trainer.model.parameters()))
     for (name, a), b in zip(trainer.model.named_parameters(), restored.model.parameters()):
         assert torch.equal(a, b), name
         assert torch.equal(trainer.optimiser.state[a]["exp_avg_sq"], restored.optimiser.state[b]["exp_avg_sq"])
-    assert restored.step == 3
+    assert restored.global_step == 3
 
 
 def test_pretraining_records_its_model_and_loss(pretrained, corpus):
@@ -553,11 +553,11 @@ def test_a_grown_trainer_counts_steps_globally(pretrained, corpus):
     every parameter's AdamW step count (random layers' included) follows the global one."""
     trainer = experiments.Trainer.from_checkpoint(pretrained, SETTING)
     grown = trainer.grown(GrowthOperator(1, 1, "random", 1), torch.Generator().manual_seed(0))
-    assert grown.step == trainer.step == SETTING["pretrain_steps"]
-    grown.train(corpus, 1, (0, experiments.GROWN))
-    assert grown.step == SETTING["pretrain_steps"] + 1
+    assert grown.global_step == trainer.global_step == SETTING["pretrain_steps"]
+    experiments.train(grown, corpus, 1, (0, experiments.GROWN))
+    assert grown.global_step == SETTING["pretrain_steps"] + 1
     assert grown.optimiser.param_groups[0]["lr"] == SETTING["optimiser"]["lr"]  # past the warm-up
-    assert {float(state["step"]) for state in grown.optimiser.state.values()} == {grown.step}
+    assert {float(state["step"]) for state in grown.optimiser.state.values()} == {grown.global_step}
     assert len(grown.optimiser.state) == len(list(grown.model.parameters()))
 
 

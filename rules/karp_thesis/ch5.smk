@@ -12,8 +12,12 @@ from linearlens.analysis.karp_thesis.ch5 import (
     part_operators,
     pretrained_path,
     pretraining_setting,
+    pretraining_state_dir,
     stacking_run_path,
+    stacking_run_setting,
+    stacking_state_dir,
 )
+from linearlens.manifests.karp_thesis import CH5_CLAIMS, ch5_growth_claim_runs
 
 KARP_CH5 = config.get("karp_thesis", {}).get("ch5") or {}
 KARP_CH5_GROWING = KARP_CH5.get("growing") or {}
@@ -35,7 +39,10 @@ if KARP_CH5_GROWING:
             pretrained_path("{setting}", "{seed}"),
         params:
             setting=lambda w: canonical(pretraining_setting(KARP_CH5_GROWING[w.setting])),
+            micro_batch_size=lambda w: KARP_CH5_GROWING[w.setting].get("micro_batch_size"),
             device=config["device"],
+            # the training state while the job runs (not an output: it survives a killed job)
+            state=lambda w: pretraining_state_dir(w.setting),
         log:
             "results/logs/karp_thesis/ch5/pretrain/{setting}/seed{seed}.log",
         benchmark:
@@ -80,8 +87,10 @@ if KARP_CH5_GROWING:
         params:
             setting=lambda w: canonical(growing_run_setting(KARP_CH5_GROWING[w.setting])),
             operators=lambda w: part_operators(KARP_CH5_GROWING[w.setting], w.part),
+            micro_batch_size=lambda w: KARP_CH5_GROWING[w.setting].get("micro_batch_size"),
             device=config["device"],
-            # finished operators while the job runs (not outputs: they survive a killed job)
+            # finished operators and the training state while the job runs (not outputs: they
+            # survive a killed job)
             state=lambda w: growth_state_dir(w.setting),
         log:
             "results/logs/karp_thesis/ch5/grow/{setting}/seed{seed}/{part}.log",
@@ -134,8 +143,11 @@ if KARP_CH5.get("stacking"):
         output:
             stacking_run_path("{seed}"),
         params:
-            spec=canonical({key: value for key, value in KARP_CH5_STACKING.items() if key != "seeds"}),
+            spec=canonical(stacking_run_setting(KARP_CH5_STACKING)),
+            micro_batch_size=KARP_CH5_STACKING.get("micro_batch_size"),
             device=config["device"],
+            # finished stages and probes and the training state (not outputs: they survive a killed job)
+            state=stacking_state_dir(),
         log:
             "results/logs/karp_thesis/ch5/stack/seed{seed}.log",
         benchmark:
@@ -152,12 +164,16 @@ if KARP_CH5.get("stacking"):
 
 # --- Table C.1: 1-shot QA of the UL2 picks, not reproducible offline ---
 
+# Table C.1's 1-shot scores: no harness or evaluation set exists here, so no run makes them (the job
+# names what is missing); the rehearsal of the paper path leaves them out too.
+KARP_CH5_DOWNSTREAM_SCORES = "results/karp_thesis/runs/ch5/downstream/scores.csv"
+
 if KARP_CH5.get("downstream"):
 
     rule karp_thesis_ch5_evaluate_downstream:
         # names the evaluation sets and the harness Table C.1 needs (writes nothing)
         output:
-            "results/karp_thesis/runs/ch5/downstream/scores.csv",
+            KARP_CH5_DOWNSTREAM_SCORES,
         params:
             spec=canonical(KARP_CH5["downstream"]),
         log:
@@ -168,11 +184,55 @@ if KARP_CH5.get("downstream"):
         script:
             "../../src/scripts/karp_thesis_ch5_evaluate_downstream.py"
 
+# --- what needs the thesis's unreleased inputs: only the opt-in target paper_karp_thesis_unreleased ---
+# The figures and tables of settings grown from a given checkpoint, their claims, and Table C.1's
+# evaluation. Without those files their jobs fail, naming what is missing; so "everything" and
+# paper_karp_thesis leave them out and run to their end.
+
+KARP_CH5_GIVEN_RUNS = ch5_growth_claim_runs(config.get("karp_thesis", {}), given_checkpoint=True)
+KARP_CH5_UNRELEASED_CLAIMS = "results/karp_thesis/claims_unreleased.json"
+
+if KARP_CH5_GIVEN_RUNS:
+    given_runs = {path for paths in KARP_CH5_GIVEN_RUNS.values() for path in paths}
+    UNRELEASED["karp_thesis"] += [
+        entry.path("karp_thesis") for entry in built_entries("karp_thesis")
+        if entry.inputs and any(given_runs & set(paths) for paths in entry.inputs(config["karp_thesis"]).values())
+    ] + [KARP_CH5_UNRELEASED_CLAIMS]
+    # a corpus that only those settings read (UL2's mixture) is prepared by the opt-in target too
+    KARP_CH5_RELEASED_DATASETS = {setting["dataset"] for setting in KARP_CH5_GROWING.values() if not setting["checkpoint"]}
+    KARP_CH5_RELEASED_DATASETS |= {KARP_CH5["stacking"]["dataset"]} if KARP_CH5.get("stacking") else set()
+    UNRELEASED["karp_thesis"] += [prepared(setting["dataset"]) for setting in KARP_CH5_GROWING.values()
+                                  if setting["dataset"] not in KARP_CH5_RELEASED_DATASETS]
+
+    rule karp_thesis_ch5_unreleased_claims:
+        # the document's growing claims on the runs of settings grown from given checkpoints
+        input:
+            **KARP_CH5_GIVEN_RUNS,
+            code=function_code("check_claims.py", CH5_CLAIMS.function),
+        output:
+            KARP_CH5_UNRELEASED_CLAIMS,
+        params:
+            claim_sets=canonical([{"function": CH5_CLAIMS.function, "params": CH5_CLAIMS.params(config["karp_thesis"]),
+                                   "inputs": {name: name for name in KARP_CH5_GIVEN_RUNS}}]),
+            document="karp_thesis",
+            scale=config["scale"],
+        log:
+            "results/logs/karp_thesis/claims_unreleased.log",
+        localrule: True
+        threads: 1
+        conda:
+            f"../../envs/{CH5_CLAIMS.environment}.yaml"
+        script:
+            "../../src/scripts/check_claims.py"
+
+if KARP_CH5.get("downstream"):
+    UNRELEASED["karp_thesis"].append(KARP_CH5_DOWNSTREAM_SCORES)
+
 
 rule karp_thesis_ch5:
-    # The chapter's target: every figure and table of chapter 5 and appendix C this config builds,
-    # and the thesis's claims file (which checks them).
+    # The chapter's target: every figure and table of chapter 5 and appendix C this config builds
+    # (less those only paper_karp_thesis_unreleased builds), and the thesis's claims file.
     input:
-        [entry.path("karp_thesis") for entry in built_entries("karp_thesis")
-         if entry.id.split("_")[1] in ("5", "C")],
+        released("karp_thesis", [entry.path("karp_thesis") for entry in built_entries("karp_thesis")
+                                 if entry.id.split("_")[1] in ("5", "C")]),
         [CLAIMS["karp_thesis"]] if CLAIMS["karp_thesis"] else [],

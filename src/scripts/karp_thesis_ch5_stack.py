@@ -1,5 +1,6 @@
 """Rule karp_thesis_ch5_stack: Table C.2's run, one model stacked in stages by last stacking and by
-adaptive stacking (LAG@probe_steps per stage), from the same first stage (Karp App. C.1.3)."""
+adaptive stacking (LAG@probe_steps per stage), from the same first stage (Karp App. C.1.3), on the
+configured device; a killed job resumes after its last finished stage or probe, and inside it."""
 
 import json
 
@@ -7,13 +8,15 @@ import numpy as np
 
 from linearlens.data.prepared import data_label, load_prepared
 from linearlens.experiments.karp_thesis.ch5 import Corpus, stacking_run
-from linearlens.train.runtime import set_threads
-from linearlens.workflow import logged_job
+from linearlens.train.runtime import choose_device, set_threads
+from linearlens.workflow import inputs_version, logged_job
 
 with logged_job(snakemake) as log:
     set_threads(snakemake.threads)
     spec, seed = snakemake.params.spec, int(snakemake.wildcards.seed)
-    run = stacking_run(spec, Corpus(load_prepared(snakemake.input.corpus), spec), seed)
+    training = {**spec, "micro_batch_size": snakemake.params.micro_batch_size}
+    run = stacking_run(training, Corpus(load_prepared(snakemake.input.corpus), training), seed,
+                       choose_device(snakemake.params.device), snakemake.params.state, inputs_version(snakemake.input))
     provenance = json.loads(open(snakemake.input.provenance).read())
     settings = {**spec, "seed": seed, "data": data_label(provenance)}
     np.savez(snakemake.output[0], settings=np.array(json.dumps(settings)), **run)

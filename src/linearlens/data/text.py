@@ -49,11 +49,28 @@ def text_file_tokens(path: str | None = None, sha256: str | None = None,
     return arrays
 
 
+def token_dtype(vocabulary: int) -> np.dtype:
+    """The smallest unsigned integer type of a vocabulary's token ids: a stream's type on disk and
+    in memory (bytes: uint8; up to 65,536 tokens: uint16)."""
+    for dtype in (np.uint8, np.uint16):
+        if vocabulary <= np.iinfo(dtype).max + 1:
+            return np.dtype(dtype)
+    raise ValueError(f"a vocabulary of {vocabulary:,} tokens does not fit uint16")
+
+
+def token_stream(array: np.ndarray, name: str) -> np.ndarray:
+    """A prepared stream as it is kept in memory: uint8 or uint16 token ids, never widened."""
+    if array.dtype not in (np.uint8, np.uint16):
+        raise ValueError(f"the corpus stream {name} holds {array.dtype} tokens, not uint8 or uint16: prepare the "
+                         "dataset again with this version (rule prepare_dataset writes byte tokens)")
+    return array
+
+
 def split_tokens(content: bytes, validation_fraction: float) -> dict[str, np.ndarray]:
     """The bytes as tokens, the last ``validation_fraction`` of them the validation stream."""
     if not 0 < validation_fraction < 1:
         raise ValueError(f"validation_fraction {validation_fraction} is not in (0, 1)")
-    tokens = np.frombuffer(content, dtype=np.uint8)
+    tokens = np.frombuffer(content, dtype=token_dtype(BYTE_TOKENS))
     cut = int(round(len(tokens) * (1 - validation_fraction)))
     return {"train_tokens": tokens[:cut].copy(), "validation_tokens": tokens[cut:].copy()}
 

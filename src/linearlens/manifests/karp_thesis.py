@@ -253,15 +253,23 @@ def ch5_growth_entry(entry_id: str, title: str, section: str, setting: str, plot
                  params=_growing(setting), configured=lambda config: bool(_growing(setting)(config)))
 
 
+def ch5_growth_claim_runs(config: dict, given_checkpoint: bool) -> dict[str, list[str]]:
+    """The growth runs of the settings grown from a checkpoint the config gives (the thesis's
+    unreleased models at paper scale: checked by the opt-in target paper_karp_thesis_unreleased),
+    or of those pretrained here (checked with the document's claims)."""
+    return {name: growth_run_paths(ch5_spec(config), name) for name in ("bert", "ul2")
+            if _growing(name)(config) and bool(_growing(name)(config)["checkpoint"]) == given_checkpoint}
+
+
 CH5_CLAIMS = ClaimSet(
     "linearlens.claims.karp_thesis.ch5:growing_claims",
     lambda config: {name: files for name, files in (
-        ("bert", growth_run_paths(ch5_spec(config), "bert") if _growing("bert")(config) else []),
-        ("ul2", growth_run_paths(ch5_spec(config), "ul2") if _growing("ul2")(config) else []),
+        *ch5_growth_claim_runs(config, given_checkpoint=False).items(),
         ("stacking", stacking_run_paths(ch5_spec(config))),
     ) if files},
     params=lambda config: {"thresholds": config["claim_thresholds"]},
-    configured=lambda config: bool(ch5_spec(config).get("growing") or ch5_spec(config).get("stacking")))
+    configured=lambda config: bool(ch5_growth_claim_runs(config, given_checkpoint=False)
+                                   or ch5_spec(config).get("stacking")))
 
 FIGURES = [
     ch2_figure("fig_2_1", "Logistic regression on binary MNIST: logistic gap, logistic stability, parameter "

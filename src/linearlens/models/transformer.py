@@ -8,7 +8,10 @@ a growth operator (``models.growth``) can reorder, copy or add them.
 
 Weights start as BERT's do (spec §4.1 DEFAULT): every Linear and Embedding weight N(0, 0.02²),
 biases zero, LayerNorm γ = 1 and β = 0; a randomly initialised new layer in growing uses the same.
-Attention is written out with plain matmuls (no fused kernel) so torch.func transforms batch it.
+Attention runs torch's fused kernel (``scaled_dot_product_attention``: no (length × length) score
+matrix is kept for the backward pass, which at BERT's 256 × 512 tokens would not fit a GPU), except
+under a torch.func transform (vmap, jvp, grad), where it is written out with plain matmuls: the
+fused CPU kernel has no forward-mode rule and no vmap batching rule.
 """
 
 from __future__ import annotations
@@ -38,16 +41,27 @@ class TransformerBlock(nn.Module):
     def attention(self, x: torch.Tensor) -> torch.Tensor:
         batch, length, width = x.shape
         q, k, v = self.qkv(x).view(batch, length, 3, self.heads, width // self.heads).permute(2, 0, 3, 1, 4)
-        scores = q @ k.transpose(-1, -2) * (width // self.heads) ** -0.5
-        if self.causal:
-            future = torch.ones(length, length, dtype=torch.bool, device=x.device).triu(1)
-            scores = scores.masked_fill(future, float("-inf"))
-        mixed = (scores.softmax(-1) @ v).transpose(1, 2).reshape(batch, length, width)
+        mix = plain_attention if under_functorch(q) else F.scaled_dot_product_attention
+        mixed = mix(q, k, v, is_causal=self.causal).transpose(1, 2).reshape(batch, length, width)
         return self.attention_out(mixed)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = x + self.attention(self.attention_norm(x))
         return x + self.mlp_out(F.gelu(self.mlp_in(self.mlp_norm(x))))
+
+
+def plain_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, is_causal: bool) -> torch.Tensor:
+    """softmax(q kᵀ / √d) v over (batch, heads, length, d), later positions masked when causal."""
+    scores = q @ k.transpose(-1, -2) * q.shape[-1] ** -0.5
+    if is_causal:
+        future = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool, device=q.device).triu(1)
+        scores = scores.masked_fill(future, float("-inf"))
+    return scores.softmax(-1) @ v
+
+
+def under_functorch(x: torch.Tensor) -> bool:
+    """Whether ``x`` is traced by a torch.func transform (vmap, grad, jvp)."""
+    return torch._C._functorch.is_functorch_wrapped_tensor(x)
 
 
 class TransformerLM(nn.Module):

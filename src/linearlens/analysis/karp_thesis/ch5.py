@@ -105,6 +105,8 @@ def stacking_run_paths(spec: dict) -> list[str]:
 PRETRAINING_KEYS = ("objective", "dataset", "model", "optimiser", "warmup_steps", "decay", "batch_size",
                     "validation_batches", "layers", "pretrain_steps")
 ANALYSIS_ONLY_KEYS = ("document_setting", "proxy", "seeds", "one_job_per", "checkpoint")
+# How a job fits its device, not what it computes: a job's own param, so changing it reruns nothing.
+MEMORY_KEYS = ("micro_batch_size",)
 
 
 def pretraining_setting(setting: dict) -> dict:
@@ -112,7 +114,21 @@ def pretraining_setting(setting: dict) -> dict:
 
 
 def growing_run_setting(setting: dict) -> dict:
-    return {key: value for key, value in setting.items() if key not in ANALYSIS_ONLY_KEYS}
+    return {key: value for key, value in setting.items() if key not in ANALYSIS_ONLY_KEYS + MEMORY_KEYS}
+
+
+def stacking_run_setting(spec: dict) -> dict:
+    return {key: value for key, value in spec.items() if key not in ("seeds",) + MEMORY_KEYS}
+
+
+def pretraining_state_dir(setting: str) -> str:
+    """An interrupted pretraining job's training state (not an output: it survives a killed job)."""
+    return f"results/karp_thesis/state/ch5/pretrain/{setting}"
+
+
+def stacking_state_dir() -> str:
+    """An interrupted stacking job's finished segments and training state."""
+    return "results/karp_thesis/state/ch5/stacking"
 
 
 def read_run(path: str) -> dict:
