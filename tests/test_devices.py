@@ -180,7 +180,7 @@ def test_every_rule_that_uses_the_device_asks_for_a_gpu_and_claims_it():
     asks_for_gpu = {rule for rule, block in blocks.items() if "**gpu_resources()" in block}
     assert uses_device == asks_for_gpu
     assert uses_device == GPU_RULES
-    for rule in uses_device - {r for r in uses_device if r.startswith("karp_thesis_ch5_")}:  # Karp ch. 5: its own part
+    for rule in uses_device:
         script = re.search(r'script:\s*"[./]*/src/scripts/(\w+\.py)"', blocks[rule])[1]
         assert "claim_device(" in (ROOT / "src" / "scripts" / script).read_text(), (rule, script)
 

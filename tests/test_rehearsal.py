@@ -91,14 +91,16 @@ def test_the_rehearsal_cuts_a_budget_of_every_document():
     assert {"telescoping", "iterative_linearisation", "george_thesis", "karp_thesis"} <= changed
 
 
-# Paper rules the rehearsal replaces by writing generated files (rules/rehearsal.smk) instead.
-DOWNLOADS = {"download_file", "fetch_openml", "karp_thesis_ch5_missing_checkpoint"}
+# Paper rules the rehearsal replaces by writing generated files (rules/rehearsal.smk) instead, and
+# Table C.1's evaluation, which no harness here can make (its job names what is missing).
+NOT_REHEARSED = {"download_file", "fetch_openml", "karp_thesis_ch5_missing_checkpoint",
+                 "karp_thesis_ch5_evaluate_downstream"}
 
 
-def planned_rules(*configfiles: Path, directory: Path, target: str = "all") -> set[str]:
-    """The rules of the DAG ``snakemake <target>`` plans for these configuration files (a dry run)."""
+def planned_rules(*configfiles: Path, directory: Path, targets: tuple[str, ...]) -> set[str]:
+    """The rules of the DAG ``snakemake <targets>`` plans for these configuration files (a dry run)."""
     result = subprocess.run(
-        [sys.executable, "-m", "snakemake", target, "-n", "--quiet", "rules", "--directory", str(directory),
+        [sys.executable, "-m", "snakemake", *targets, "-n", "--quiet", "rules", "--directory", str(directory),
          "--configfile", *map(str, configfiles)],
         cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -108,8 +110,8 @@ def planned_rules(*configfiles: Path, directory: Path, target: str = "all") -> s
 
 @pytest.mark.workflow
 def test_the_rehearsal_dag_holds_every_rule_of_the_paper_dag(tmp_path):
-    paper = planned_rules(PAPER, directory=tmp_path / "paper")
-    rehearsal = planned_rules(PAPER, REHEARSAL, directory=tmp_path / "rehearsal", target="rehearse")
+    paper = planned_rules(PAPER, directory=tmp_path / "paper", targets=("all", "paper_karp_thesis_unreleased"))
+    rehearsal = planned_rules(PAPER, REHEARSAL, directory=tmp_path / "rehearsal", targets=("rehearse",))
     assert len(paper) > 100
-    assert paper - rehearsal <= DOWNLOADS
+    assert paper - rehearsal <= NOT_REHEARSED
     assert {"write_fixtures", "report"} <= rehearsal

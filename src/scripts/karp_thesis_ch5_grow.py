@@ -8,13 +8,15 @@ import numpy as np
 from linearlens.data.prepared import load_prepared
 from linearlens.experiments.karp_thesis.ch5 import Corpus, growth_arrays, growth_part, pre_growth_loss, read_pretrained
 from linearlens.models.growth import parse_operator
+from linearlens.train.devices import claim_device
 from linearlens.train.runtime import choose_device, set_threads
 from linearlens.workflow import inputs_version, logged_job
 
 with logged_job(snakemake) as log:
+    device = choose_device(claim_device(snakemake.params.device, snakemake.rule))
     set_threads(snakemake.threads)
     setting = {**snakemake.params.setting, "micro_batch_size": snakemake.params.micro_batch_size}
-    seed, device = int(snakemake.wildcards.seed), choose_device(snakemake.params.device)
+    seed = int(snakemake.wildcards.seed)
     corpus = Corpus(load_prepared(snakemake.input.corpus), setting)
     pretrained = read_pretrained(snakemake.input.checkpoint, setting)
     operators = [parse_operator(name, setting["grown_layers"]) for name in snakemake.params.operators]

@@ -8,15 +8,17 @@ import numpy as np
 
 from linearlens.data.prepared import data_label, load_prepared
 from linearlens.experiments.karp_thesis.ch5 import Corpus, stacking_run
+from linearlens.train.devices import claim_device
 from linearlens.train.runtime import choose_device, set_threads
 from linearlens.workflow import inputs_version, logged_job
 
 with logged_job(snakemake) as log:
+    device = choose_device(claim_device(snakemake.params.device, snakemake.rule))
     set_threads(snakemake.threads)
     spec, seed = snakemake.params.spec, int(snakemake.wildcards.seed)
     training = {**spec, "micro_batch_size": snakemake.params.micro_batch_size}
     run = stacking_run(training, Corpus(load_prepared(snakemake.input.corpus), training), seed,
-                       choose_device(snakemake.params.device), snakemake.params.state, inputs_version(snakemake.input))
+                       device, snakemake.params.state, inputs_version(snakemake.input))
     provenance = json.loads(open(snakemake.input.provenance).read())
     settings = {**spec, "seed": seed, "data": data_label(provenance)}
     np.savez(snakemake.output[0], settings=np.array(json.dumps(settings)), **run)
