@@ -113,5 +113,6 @@ def test_the_rehearsal_dag_holds_every_rule_of_the_paper_dag(tmp_path):
     paper = planned_rules(PAPER, directory=tmp_path / "paper", targets=("all", "paper_karp_thesis_unreleased"))
     rehearsal = planned_rules(PAPER, REHEARSAL, directory=tmp_path / "rehearsal", targets=("rehearse",))
     assert len(paper) > 100
-    assert paper - rehearsal <= NOT_REHEARSED
+    targets = {"all", "paper_karp_thesis_unreleased", "rehearse"}
+    assert paper - rehearsal - targets <= NOT_REHEARSED
     assert {"write_fixtures", "report"} <= rehearsal
