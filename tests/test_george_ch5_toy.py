@@ -25,14 +25,7 @@ from linearlens.linearize.alpha_scaling import AlphaScaled, alpha_scaled_optimis
 from linearlens.linearize.batched_alpha_gd import threshold_gd
 from linearlens.manifests.jobs import ClaimsJob, FigureJob
 
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny networks: a second thread only adds synchronisation (and waits on a shared machine)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 SMOKE_TOY = {"seeds": 2, "shards": 2, "alphas": [1, 100], "n_train": 100, "depth": 4, "width": 60, "lr": 1.0,

@@ -48,14 +48,7 @@ from linearlens.train.batches import EpochBatches
 from linearlens.train.learners import SupervisedLearner
 from linearlens.train.session import Session
 
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny tensors: one thread is fastest (and the machine's cores are shared); restored after."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _net(hidden, seed=0, bias=True):

@@ -49,14 +49,7 @@ TINY = {"width": 8, "heads": 2, "hidden": 16, "context": 8}
 OUTPUT_PROJECTIONS = ("attention_out.weight", "attention_out.bias", "mlp_out.weight", "mlp_out.bias")
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny models run fastest on one thread: with a busy machine, idle worker threads spinning
-    for work made this file ten times slower."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def tiny_model(layers: int, seed: int = 0, perturb: float = 0.0, causal: bool = True):

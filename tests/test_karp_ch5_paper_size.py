@@ -38,12 +38,7 @@ SETTING = {"objective": "masked", "model": dict(TINY), "layers": 2, "grown_layer
 GIB_OF_ONE_GPU = 80e9 / 2**30  # an 80 GB card
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")
