@@ -267,7 +267,7 @@ def test_ch5_training_runs_on_the_configured_device(rule):
     block = re.search(rf"^\s*rule {rule}:\n(.*?)(?=^\s*rule |\Z)", rules, re.MULTILINE | re.DOTALL)[1]
     assert "**gpu_resources()" in block and 'device=config["device"]' in block and "state=" in block
     script = (ROOT / "src" / "scripts" / CH5_TRAINING[rule]).read_text()
-    assert "choose_device(snakemake.params.device)" in script
+    assert "claim_device(snakemake.params.device, snakemake.rule)" in script  # first, before any data
     assert re.search(r"inputs_version\(snakemake\.input\)", script)
 
 
