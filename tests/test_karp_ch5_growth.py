@@ -516,6 +516,12 @@ def test_recorded_steps_of_the_tiny_setting():
     assert [op.name for op in experiments.growth_operators(SETTING)][:2] == ["start0-b1-random", "start0-b1-duplicate"]
 
 
+def test_a_smoothing_window_past_the_trained_steps_is_refused_naming_the_keys():
+    # window_end 4 + 5 (smoothing 11 // 2) > 6 trained steps: the run would end without those losses
+    with pytest.raises(ValueError, match=r"window_end \+ \(smoothing // 2\).*train_steps"):
+        experiments.recorded_steps({**SETTING, "smoothing": 11})
+
+
 def test_a_checkpoint_resumes_training_exactly(tmp_path, corpus):
     model, spec = experiments.fresh_model(SETTING, 2, seed=1)
     trainer = experiments.Trainer(model, SETTING)

@@ -90,11 +90,14 @@ def growth_operators(setting: dict) -> list[GrowthOperator]:
 def recorded_steps(setting: dict) -> list[int]:
     """Steps after growing with a validation loss: the window (continued half a smoothing window past
     its end, so the centred smoothing is full there), the lag steps and the end."""
-    late = {key: setting[key] for key in ("window_end", "lag", "lag_k") if setting[key] > setting["train_steps"]}
-    if late:
-        raise ValueError(f"{late} lie past the {setting['train_steps']} steps trained after growing")
     every = setting["window_every"]
-    window = range(0, setting["window_end"] + (setting["smoothing"] // 2) * every + 1, every)
+    window_stop = setting["window_end"] + (setting["smoothing"] // 2) * every
+    late = {key: setting[key] for key in ("window_end", "lag", "lag_k") if setting[key] > setting["train_steps"]}
+    if window_stop > setting["train_steps"]:
+        late["window_end + (smoothing // 2) * window_every"] = window_stop
+    if late:
+        raise ValueError(f"{late} lie past the {setting['train_steps']} steps trained after growing (train_steps)")
+    window = range(0, window_stop + 1, every)
     return sorted({*window, setting["lag"], setting["lag_k"], setting["train_steps"]})
 
 
