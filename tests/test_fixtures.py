@@ -235,10 +235,10 @@ def test_karp_ch5_checkpoint_fixture_loads_as_a_growing_checkpoint(tmp_path):
     assert state["model_spec"]["width"] == fixtures.KARP_CH5_FIXTURE_MODEL["width"]
     assert state["optimiser_state"] and state["step"] == 1
     trainer = Trainer.from_checkpoint(state, setting)
-    assert trainer.step == 1 and len(trainer.optimiser.state) == len(state["optimiser_state"])
+    assert trainer.global_step == 1 and len(trainer.optimiser.state) == len(state["optimiser_state"])
 
     # and it grows: one operator, two steps, at a cut batch
-    cut = {**setting, "batch_size": 2, "validation_batches": 1, "train_steps": 2, "window_end": 1,
+    cut = {**setting, "batch_size": 2, "micro_batch_size": 2, "validation_batches": 1, "train_steps": 2, "window_end": 1,
            "smoothing": 1, "lag": 1, "lag_k": 2}
     tokens = Corpus(split_tokens(corpus.read_bytes(), 0.001), cut)
     losses = grown_losses(state, growth_operators(cut)[0], cut, tokens, seed=0)

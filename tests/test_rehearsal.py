@@ -32,7 +32,7 @@ BUDGET = {"steps", "epochs", "iterations", "max_epochs", "patience_epochs", "pre
 GRID = {"seeds", "outer_seeds", "inner_seeds", "widths", "sizes", "train_sizes", "levels", "learning_rates",
         "other_seeds", "values", "proportions", "lr", "damping", "starts", "block_sizes", "kfac", "ekfac", "alpha_points",
         "points", "pairs", "trials", "samples", "directions", "inits"}
-BATCH = {"batch_size", "batch_sizes", "pairs_per_job", "chunk_size", "eval_batch", "statistics_batch"}
+BATCH = {"batch_size", "micro_batch_size", "batch_sizes", "pairs_per_job", "chunk_size", "eval_batch", "statistics_batch"}
 DATA_SIZE = {"n_train", "n_test", "n_validation", "train_size", "probe_size", "examples", "per_class",
              "tracked", "n_easy", "n_difficult", "n_probe", "n_eval", "n_points", "n_features", "n_subsamples",
              "c_grid_size", "test_samples", "sequences", "count", "trace_probe", "balanced_per_cell"}
