@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import openml  # noqa: F401  (imported here, not under the socket block: urllib3 probes IPv6 on import)
+import pandas as pd
 import pytest
 import yaml
 
@@ -278,3 +279,18 @@ def test_fixture_mode_plans_fixtures_and_no_download(tmp_path):
     assert {"download_file", "fetch_openml", "prepare_dataset", "karp_thesis_ch5_missing_checkpoint"} <= set(paper)
     assert "write_fixtures" not in paper and "prepare_fixture_dataset" not in paper
 
+
+
+def test_a_rewritten_openml_fixture_is_not_shadowed_by_the_clients_earlier_parse(tmp_path):
+    """The openml client keeps its parse (dataset.pkl.py3) beside the ARFF and reads that first: a
+    fixture written again over an earlier one (a rehearsal directory kept between versions) must be
+    read as written."""
+    from linearlens.data.openml_source import load_openml
+
+    first = pd.DataFrame({"x0": [1.0, 2.0, 3.0], "old": [0.0, 1.0, 0.5]})
+    fixtures.write_openml_cache(tmp_path, 990002, first, "old")
+    load_openml(990002, tmp_path)
+    second = pd.DataFrame({"x0": [1.0, 2.0], "x1": [3.0, 4.0], "new": [0.5, 0.25]})
+    fixtures.write_openml_cache(tmp_path, 990002, second, "new")
+    arrays, _ = load_openml(990002, tmp_path)
+    assert arrays["x"].shape == (2, 2) and arrays["y"].tolist() == [0.5, 0.25]

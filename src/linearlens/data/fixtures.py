@@ -25,6 +25,7 @@ import hashlib
 import io
 import json
 import pickle
+import shutil
 import tarfile
 import xml.etree.ElementTree as ET
 import zipfile
@@ -302,7 +303,10 @@ def write_openml_cache(cache_root: str | Path, dataset_id: int, frame: pd.DataFr
     features.xml and dataset.arff, the description carrying the ARFF file's md5. A
     ``classification`` set has a nominal target (integer class codes in ``frame``)."""
     directory = openml_dataset_dir(cache_root, dataset_id)
-    directory.mkdir(parents=True, exist_ok=True)
+    # the client keeps what it parsed (dataset.pkl.py3, features.xml.pkl) beside the files and reads
+    # that first: a rewritten fixture must not be shadowed by an earlier one's parse
+    shutil.rmtree(directory, ignore_errors=True)
+    directory.mkdir(parents=True)
     name = name or f"fixture_{dataset_id}"
     nominal = (target,) if classification else ()
     arff = arff_text(name, frame, nominal).encode("utf-8")
