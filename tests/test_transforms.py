@@ -39,6 +39,15 @@ def test_balanced_subset_refuses_too_few():
         transforms.balanced_subset(y, 20, seed=0)
 
 
+def test_a_regression_subset_is_drawn_at_random_not_from_the_smallest_targets():
+    arrays, provenance = prepare_dataset({"n_train": 10, "n_test": 100}, get_source("quintic_regression"))
+    assert len(arrays["y_train"]) == 10 and len(arrays["y_test"]) == 100
+    full, _ = prepare_dataset({}, get_source("quintic_regression"))
+    smallest = np.sort(full["y_test"])[:100]
+    assert not np.array_equal(np.sort(arrays["y_test"]), smallest)
+    assert [step["class_balanced"] for step in provenance["transforms"] if step["step"] == "subset"] == [False, False]
+
+
 def test_split_is_reproducible_from_seed_and_disjoint():
     a = transforms.train_test_split_indices(100, 0.3, seed=7)
     b = transforms.train_test_split_indices(100, 0.3, seed=7)

@@ -98,7 +98,9 @@ def prepare_dataset(spec: dict, source: Source) -> tuple[dict[str, np.ndarray], 
         if n is None:
             continue
         y = arrays[f"y_{split}"]
-        balanced = spec.get("balanced", True)
+        # class balance needs classes: a regression target (float) is subsampled at random, else
+        # "balanced" would keep the n smallest distinct targets
+        balanced = spec.get("balanced", not np.issubdtype(y.dtype, np.floating))
         index = (transforms.balanced_subset(y, n, seed + (split == "test"))
                  if balanced else transforms.random_subset(len(y), n, seed + (split == "test")))
         for key in (f"x_{split}", f"y_{split}", f"{split}_index"):
