@@ -60,6 +60,17 @@ def test_uncentred_alignment_is_the_plain_cosine_with_the_label_gram():
     assert all(0 <= v <= 1 for v in values) and len(set(np.round(values, 10))) == 3
 
 
+def test_a_diverged_step_is_marked_with_nan_values_instead_of_failing_the_eigensolver():
+    _, gram = one_hot_features(n=6, c=2, p=3)
+    diverged = np.full_like(gram.numpy(), np.nan)
+    saved = {"steps": np.array([0, 1]), "gram_train": np.stack([gram.numpy(), diverged]),
+             "labels_train": np.array([0, 1, 1, 0, 1, 0])}
+    summary, curves = spectrum_summary(saved, "per_output")
+    assert summary["diverged"].tolist() == [False, True]
+    assert np.isfinite(summary.iloc[0]["effective_rank"]) and np.isnan(summary.iloc[1]["effective_rank"])
+    assert np.isfinite(curves["trace_ratios_train"][0]).all() and np.isnan(curves["trace_ratios_train"][1]).all()
+
+
 def test_spectrum_summary_matches_direct_computation_and_survives_zero_eigenvalues():
     _, gram = one_hot_features(n=6, c=2, p=3)  # rank 3 of 12: centring leaves zero eigenvalues
     labels = np.array([0, 1, 1, 0, 1, 0])

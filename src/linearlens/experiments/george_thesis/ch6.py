@@ -186,7 +186,8 @@ def spectrum_summary(grams: dict[str, np.ndarray], centring: str) -> tuple[pd.Da
     """From a run's raw Grams: per step and probe set, the spectrum of the kernel centred as
     ``centring`` says (the thesis reports centred features): max, mean and median eigenvalue,
     effective rank (eq. 6.3.1), trace ratios T_k = Σ_{j≤k} λ_j / Σ_j λ_j (eq. 6.3.2, k counted from
-    1, so T_1 = λ_1 / Σλ); the alignment with the labels under every centring; and all T_k curves."""
+    1, so T_1 = λ_1 / Σλ); the alignment with the labels under every centring; and all T_k curves.
+    A step whose Gram is not finite (the run diverged) is marked ``diverged``, its values NaN."""
     rows, curves = [], {}
     for key in (k for k in grams if k.startswith("gram_")):
         probe = key.removeprefix("gram_")
@@ -194,10 +195,14 @@ def spectrum_summary(grams: dict[str, np.ndarray], centring: str) -> tuple[pd.Da
         ratios = []
         for step, gram in zip(grams["steps"], grams[key]):
             gram = torch.as_tensor(gram, dtype=torch.float64)
+            if not torch.isfinite(gram).all():  # the run diverged: no spectrum (eigh would not converge)
+                ratios.append(np.full(gram.shape[0] * gram.shape[1], np.nan))
+                rows.append({"step": int(step), "probe": probe, "diverged": True})
+                continue
             values = eigenvalues(centred_as(gram, centring)).clamp(min=0)  # rounding leaves tiny negatives
             ratio = trace_ratios(values)
             ratios.append(ratio.numpy())
-            rows.append({"step": int(step), "probe": probe, "eigenvalue_max": float(values[0]),
+            rows.append({"step": int(step), "probe": probe, "diverged": False, "eigenvalue_max": float(values[0]),
                          "eigenvalue_mean": float(values.mean()), "eigenvalue_median": float(values.median()),
                          "effective_rank": float(effective_rank(values)),
                          **{f"trace_ratio_{k}": float(ratio[k - 1]) for k in TRACE_RATIO_MARKS if k <= len(ratio)},
