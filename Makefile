@@ -16,14 +16,17 @@ INSTALLED := $(VENV)/.installed
 # The rehearsal of the paper path runs in its own working directory (its resources/ and results/).
 REHEARSAL_DIR ?= .rehearsal
 
-.PHONY: run test check rehearse report lint clean-results
+.PHONY: run test test-workflow check rehearse report lint clean-results
 
 run: $(INSTALLED)
 	$(BIN)/snakemake --cores $(CORES) $(SNAKEMAKE_ARGS)
 
-test: $(INSTALLED)
-	$(BIN)/ruff check src tests
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+# The whole suite, in two stages: the fast tier first (a unit failure stops it within minutes),
+# then the tests that run the workflow in a subprocess, on SLURM included.
+test: check test-workflow
+
+test-workflow: $(INSTALLED)
+	$(BIN)/python -m pytest -m "workflow or slurm" $(PYTEST_ARGS)
 
 # The developer loop's fast tier: lint, unit and library tests; no workflow run in a subprocess.
 check: $(INSTALLED)

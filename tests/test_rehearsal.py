@@ -62,11 +62,17 @@ def differences(paper, rehearsal, path=()):
 
 
 def disallowed(paper: dict, rehearsal: dict) -> list[str]:
-    """The differing leaves whose key (or, inside a budget such as ``iterations: {linear: ...}``, whose
-    parent's key) is not allow-listed."""
+    """The differing leaves that are neither allow-listed by key (their key or, inside a budget such as
+    ``iterations: {linear: ...}``, their parent's key; never inside a ``model``) nor listed by path in the
+    rehearsal's ``model_exceptions``."""
+    exceptions = rehearsal.get("model_exceptions", {})
+
     def allowed(path):
-        return bool(ALLOWED.intersection([key for key in path if isinstance(key, str)][-2:]))
-    return [".".join(map(str, path)) for path in differences(paper, rehearsal) if not allowed(path)]
+        keys = [key for key in path if isinstance(key, str)]
+        return "model" not in keys and bool(ALLOWED.intersection(keys[-2:]))
+    dotted = (".".join(map(str, path)) for path in differences(paper, rehearsal)
+              if path != ("model_exceptions",) and not allowed(path))
+    return [path for path in dotted if path not in exceptions]
 
 
 def test_the_rehearsal_is_a_valid_configuration():
@@ -83,6 +89,21 @@ def test_a_changed_model_is_caught_as_a_difference_that_is_not_allowed():
     changed["george_thesis"]["ch3"]["showcase"]["model"]["name"] = "resnet18"
     changed["telescoping"]["approximation"]["steps"] = 3
     assert disallowed(paper, changed) == ["george_thesis.ch3.showcase.model.name"]
+
+
+def test_a_narrowed_model_is_caught_unless_it_is_a_listed_exception():
+    paper = load_configfile(str(PAPER))
+    narrowed = copy.deepcopy(paper)
+    narrowed["karp_thesis"]["ch3"]["model"]["widths"] = [16, 32, 64]   # "widths" is a grid key elsewhere
+    assert disallowed(paper, narrowed) == ["karp_thesis.ch3.model.widths"]
+    narrowed["model_exceptions"] = {"karp_thesis.ch3.model.widths": "too slow on 2 cores"}
+    assert disallowed(paper, narrowed) == []
+
+
+def test_every_listed_exception_is_a_change_the_rehearsal_makes():
+    paper, rehearsal = load_configfile(str(PAPER)), rehearsal_config()
+    changed = {".".join(map(str, path)) for path in differences(paper, rehearsal)}
+    assert set(rehearsal["model_exceptions"]) <= changed
 
 
 def test_the_rehearsal_cuts_a_budget_of_every_document():
