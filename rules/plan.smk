@@ -1,0 +1,30 @@
+# The cost before the launch: `snakemake paper_plan --cores 1` prints, per document and run family
+# of the paper DAG (config/paper.yaml's default target, and the opt-in paper_karp_thesis_unreleased
+# apart), the jobs, GPU-hours, peak GPU memory and download size, whatever config it is started
+# with; `snakemake rehearse_gpu` measures the heavy families' steps on a GPU for it.
+
+PAPER_CONFIG = os.path.relpath(Path(workflow.basedir) / "config" / "paper.yaml")
+REHEARSE_GPU_CSV = "results/benchmarks/rehearse_gpu.csv"
+
+
+rule paper_plan:
+    input:
+        config=PAPER_CONFIG,
+        # measured step times where rehearse_gpu has run; the plan never starts it
+        measured=lambda w: [REHEARSE_GPU_CSV] if os.path.exists(REHEARSE_GPU_CSV) else [],
+        workflow=sorted(os.path.relpath(path) for path in [Path(workflow.basedir) / "Snakefile",
+                                                           *(Path(workflow.basedir) / "rules").rglob("*.smk")]),
+        code=script_code("paper_plan.py"),
+    output:
+        table="results/plan/paper_plan.csv",
+        markdown="results/plan/paper_plan.md",
+    params:
+        snakefile=os.path.relpath(Path(workflow.basedir) / "Snakefile"),
+    log:
+        "results/logs/plan/paper_plan.log",
+    localrule: True
+    threads: 1
+    conda:
+        "../envs/torch.yaml"
+    script:
+        "../src/scripts/paper_plan.py"
