@@ -28,3 +28,25 @@ rule paper_plan:
         "../envs/torch.yaml"
     script:
         "../src/scripts/paper_plan.py"
+
+
+# A few steps of each heavy family at paper size on the GPU (benchmarks.rehearse_gpu): step time
+# and peak memory, which paper_plan turns into GPU-hours. Needs CUDA (`--config device=cuda`).
+rule rehearse_gpu:
+    input:
+        config=PAPER_CONFIG,
+        code=script_code("rehearse_gpu.py"),
+    output:
+        REHEARSE_GPU_CSV,
+    params:
+        device=config["device"],
+        timing={"warmup": 2, "timed": 5},
+    log:
+        "results/logs/benchmarks/rehearse_gpu.log",
+    threads: threads_for("train")
+    resources:
+        **gpu_resources(),
+    conda:
+        "../envs/torch.yaml"
+    script:
+        "../src/scripts/rehearse_gpu.py"

@@ -1,0 +1,161 @@
+"""A few steps of each heavy run family at paper size, timed on the device (``snakemake rehearse_gpu``).
+
+Each family builds the project's own learner (the step its runs take) from the paper configuration,
+at the paper's model and batch size, on random inputs of the paper's shapes: the rehearsal times
+steps and needs no data. After ``warmup`` steps (allocations, cuDNN's algorithm search) it times
+``timed`` steps, synchronising the device, and reads the peak memory the device allocated (NaN off
+CUDA: the CPU's is not the GPU's). ``steps_per_job`` is the paper's steps in one job of the family,
+so ``benchmarks.plan`` turns the step time into GPU-hours.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+import torch
+
+COLUMNS = ("family", "rule", "group", "model", "batch_size", "steps_per_job", "step_seconds",
+           "peak_memory_gib", "device", "torch")
+GIB = 2**30
+
+
+@dataclass
+class Rehearsal:
+    """One family variant ready to step: its runs' learner and batch order."""
+
+    family: str
+    rule: str
+    group: str
+    model: str
+    batch_size: int
+    steps_per_job: int
+    learner: object
+    batches: Callable[[int], object]
+
+    def step(self, t: int) -> object:
+        """Step t as a training session takes it (``train.session.Session``): the learner on batch t."""
+        return self.learner.step(self.batches(t), t)
+
+
+def time_steps(step: Callable[[int], object], device: torch.device, warmup: int = 2, timed: int = 5) -> tuple[float, float]:
+    """(seconds per step over ``timed`` steps after ``warmup``, peak GiB the device allocated; NaN off CUDA)."""
+    cuda = device.type == "cuda"
+    for t in range(1, warmup + 1):
+        step(t)
+    if cuda:
+        torch.cuda.synchronize(device)
+        torch.cuda.reset_peak_memory_stats(device)
+    started = time.perf_counter()
+    for t in range(warmup + 1, warmup + timed + 1):
+        step(t)
+    if cuda:
+        torch.cuda.synchronize(device)
+    seconds = (time.perf_counter() - started) / timed
+    return seconds, torch.cuda.max_memory_allocated(device) / GIB if cuda else math.nan
+
+
+def rehearse(rehearsals: list[Callable[[], Rehearsal]], device: torch.device, warmup: int = 2, timed: int = 5,
+             log=None) -> pd.DataFrame:
+    """A row per family variant, built one at a time (each frees its memory before the next)."""
+    rows = []
+    name = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
+    for build in rehearsals:
+        rehearsal = build()
+        seconds, peak = time_steps(rehearsal.step, device, warmup, timed)
+        rows.append({"family": rehearsal.family, "rule": rehearsal.rule, "group": rehearsal.group,
+                     "model": rehearsal.model, "batch_size": rehearsal.batch_size,
+                     "steps_per_job": rehearsal.steps_per_job, "step_seconds": seconds,
+                     "peak_memory_gib": peak, "device": name, "torch": torch.__version__})
+        if log:
+            log.info("%s: %.4f s a step at batch %d, peak %.1f GiB, %.1f h a job of %d steps", rehearsal.family,
+                     seconds, rehearsal.batch_size, peak, seconds * rehearsal.steps_per_job / 3600,
+                     rehearsal.steps_per_job)
+        del rehearsal
+        if device.type == "cuda":
+            torch.cuda.empty_cache()
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+# --- the families -------------------------------------------------------------------------------
+
+def karp_ch5_grow(name: str, setting: dict, device: torch.device) -> Rehearsal:
+    """Karp ch. 5: one step of a grown model (``layers + grown_layers``) through the chapter's
+    Trainer, at the paper's batch in its micro-batches, on random bytes."""
+    from ..experiments.karp_thesis.ch5 import Trainer, fresh_model
+    from ..train.language_modelling import BYTE_TOKENS, training_batch
+
+    layers = setting["layers"] + setting["grown_layers"]
+    trainer = Trainer(fresh_model(setting, layers, seed=0)[0], setting, device=device)
+    context, batch = setting["model"]["context"], setting["batch_size"]
+    tokens = np.random.default_rng(0).integers(0, BYTE_TOKENS, size=4 * batch * (context + 1), dtype=np.uint8)
+    batches = lambda t: training_batch(tokens, setting["objective"], batch, context, 0, t)  # noqa: E731
+    return Rehearsal(f"karp_ch5_grow_{name}", "karp_thesis_ch5_grow", name,
+                     f"transformer_lm {layers} layers, width {setting['model']['width']}", batch,
+                     int(setting["train_steps"]), trainer, batches)
+
+
+def karp_ch3_images(spec: dict, kind: str, size: str, device: torch.device, n_train: int) -> Rehearsal:
+    """Karp ch. 3: a step of the WRN (``network``) or its linearisation at one image size, on
+    random images of that size; a job trains ``epochs`` over ``n_train`` images."""
+    from ..analysis.karp_thesis.ch3 import recipe
+    from ..experiments.karp_thesis.ch3 import image_learner
+    from .local_signal import random_task
+
+    settings = recipe(spec, kind, size)
+    side = spec["images"]["sizes"][size]["background"]
+    timed = 8 * settings["batch_size"]  # enough images for the warm-up and timed steps in one epoch
+    learner, batches = image_learner(kind, settings, random_task(timed, settings["batch_size"], side, 2, device), 0)
+    steps = settings["epochs"] * math.ceil(n_train / settings["batch_size"])
+    return Rehearsal(f"karp_ch3_{kind}_{side}", "karp_thesis_ch3_run_images", kind,
+                     f"{settings['model']['name']} {side}x{side}", settings["batch_size"], steps,
+                     learner, batches)
+
+
+def karp_ch2_pairs(configuration: str, settings: dict, device: torch.device, pool_test: int = 10_000) -> Rehearsal:
+    """Karp ch. 2: one lockstep step of a job's block of pairs (2 x ``pairs_per_job`` ResNet-20s) at
+    the configuration's largest m, under the chapter's deterministic CUDA settings."""
+    from ..experiments.karp_thesis.ch2 import (
+        PoolTask,
+        deterministic,
+        initial_model,
+        lockstep_learner,
+        sample_pair,
+        trial_seeds,
+    )
+    from ..train.batches import EpochBatches
+
+    deterministic(device)
+    m, trial = max(settings["sizes"]), settings["trials"][0]
+    generator = torch.Generator().manual_seed(0)
+    pool = m + pool_test
+    task = PoolTask(torch.rand(pool, 3, 32, 32, generator=generator).to(device),
+                    (torch.arange(pool) % 10).to(device), m)
+    draws = [sample_pair(configuration, trial, m, r, task.n_train, task.n_test) for r in range(settings["pairs_per_job"])]
+    examples = [indices for draw in draws for indices in (draw.s, draw.s_prime(task.n_train))]
+    learner = lockstep_learner(settings, initial_model(settings, trial, device), task, examples)
+    batches = EpochBatches(m, settings["batch_size"], trial_seeds(trial)[1])
+    return Rehearsal(f"karp_ch2_pairs_{configuration}", "karp_thesis_ch2_train_pairs", configuration,
+                     f"{len(examples)} x {settings['model']['name']} (deterministic)", settings["batch_size"],
+                     int(settings["steps"]), learner, batches)
+
+
+def paper_rehearsals(config: dict, device: torch.device, n_train: int = 50_000) -> list[Callable[[], Rehearsal]]:
+    """The heavy families the paper configuration holds, each a builder (built when timed)."""
+    karp = config.get("karp_thesis", {})
+    builders = []
+    for configuration, settings in karp.get("ch2", {}).get("configurations", {}).items():
+        if settings["model"]["name"] == "resnet20":
+            builders.append(lambda c=configuration, s=settings: karp_ch2_pairs(c, s, device))
+    ch3 = karp.get("ch3", {})
+    if "images" in ch3:
+        for size in ch3["images"]["sizes"]:
+            for kind in ("network", "linearisation"):
+                builders.append(lambda k=kind, z=size: karp_ch3_images(ch3, k, z, device, n_train))
+    for name, setting in karp.get("ch5", {}).get("growing", {}).items():
+        builders.append(lambda n=name, s=setting: karp_ch5_grow(n, s, device))
+    return builders

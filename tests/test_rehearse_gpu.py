@@ -1,0 +1,57 @@
+"""rehearse_gpu's timing on the CPU, on a tiny family: the CSV paper_plan reads, with no invented
+GPU memory. (The paper-size families need CUDA: `snakemake rehearse_gpu --config device=cuda`.)"""
+
+import math
+from pathlib import Path
+
+import torch
+import yaml
+
+from linearlens.benchmarks import plan
+from linearlens.benchmarks.rehearse_gpu import COLUMNS, karp_ch5_grow, paper_rehearsals, rehearse, time_steps
+
+ROOT = Path(__file__).resolve().parents[1]
+CPU = torch.device("cpu")
+# Karp ch. 5's setting shrunk to a 2-layer model (1 + 1 grown), its keys as config/paper.yaml has them
+TINY_SETTING = {"objective": "masked", "model": {"width": 16, "heads": 2, "hidden": 32, "context": 16},
+                "optimiser": {"name": "adamw", "lr": 1.0e-4, "betas": [0.9, 0.999], "weight_decay": 0.01},
+                "warmup_steps": 10, "decay": None, "batch_size": 4, "micro_batch_size": 2, "layers": 1,
+                "grown_layers": 1, "train_steps": 100}
+
+
+def test_a_timed_family_gives_the_plans_columns_and_no_gpu_memory_on_the_cpu(tmp_path):
+    frame = rehearse([lambda: karp_ch5_grow("tiny", TINY_SETTING, CPU)], CPU, warmup=1, timed=2)
+    assert tuple(frame.columns) == COLUMNS and len(frame) == 1
+    row = frame.iloc[0]
+    assert (row["rule"], row["group"], row["batch_size"], row["steps_per_job"]) == ("karp_thesis_ch5_grow", "tiny", 4, 100)
+    assert row["step_seconds"] > 0 and row["device"] == "cpu" and row["torch"] == torch.__version__
+    assert math.isnan(row["peak_memory_gib"])
+    path = tmp_path / "rehearse_gpu.csv"
+    frame.to_csv(path, index=False)
+    measured = plan.read_measured(path)  # what paper_plan reads
+    assert math.isnan(measured["peak_memory_gib"].iloc[0]) and measured["step_seconds"].iloc[0] == row["step_seconds"]
+
+
+def test_the_timed_steps_are_the_ones_after_the_warm_up():
+    steps = []
+    time_steps(steps.append, CPU, warmup=2, timed=5)
+    assert steps == list(range(1, 8))
+
+
+def test_the_tiny_family_trains_the_real_step():
+    """The rehearsal steps the chapter's Trainer: its parameters move and its global step counts."""
+    rehearsal = karp_ch5_grow("tiny", TINY_SETTING, CPU)
+    learner = rehearsal.learner
+    before = [p.detach().clone() for p in learner.model.parameters()]
+    for t in (1, 2):
+        rehearsal.step(t)
+    assert learner.global_step == 2
+    assert any(not torch.equal(a, b) for a, b in zip(before, learner.model.parameters()))
+
+
+def test_the_paper_config_rehearses_the_heavy_karp_families():
+    """Karp ch. 2's three ResNet-20 configurations, ch. 3's two models at each image size and ch. 5's
+    grown BERT and UL2 (built only when timed: on a GPU)."""
+    paper = yaml.safe_load((ROOT / "config" / "paper.yaml").read_text())
+    sizes = len(paper["karp_thesis"]["ch3"]["images"]["sizes"])
+    assert len(paper_rehearsals(paper, CPU)) == 3 + 2 * sizes + 2
