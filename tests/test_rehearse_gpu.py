@@ -8,7 +8,15 @@ import torch
 import yaml
 
 from linearlens.benchmarks import plan
-from linearlens.benchmarks.rehearse_gpu import COLUMNS, karp_ch5_grow, paper_rehearsals, rehearse, time_steps
+from linearlens.benchmarks.rehearse_gpu import (
+    COLUMNS,
+    karp_ch2_pairs,
+    karp_ch3_images,
+    karp_ch5_grow,
+    paper_rehearsals,
+    rehearse,
+    time_steps,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 CPU = torch.device("cpu")
@@ -50,8 +58,23 @@ def test_the_tiny_family_trains_the_real_step():
 
 
 def test_the_paper_config_rehearses_the_heavy_karp_families():
-    """Karp ch. 2's three ResNet-20 configurations, ch. 3's two models at each image size and ch. 5's
-    grown BERT and UL2 (built only when timed: on a GPU)."""
+    """George ch. 4's VGG11 and ResNet34 EKFAC searches, Karp ch. 2's three ResNet-20 configurations,
+    ch. 3's two models at each image size and ch. 5's grown BERT and UL2 (built only when timed)."""
     paper = yaml.safe_load((ROOT / "config" / "paper.yaml").read_text())
     sizes = len(paper["karp_thesis"]["ch3"]["images"]["sizes"])
-    assert len(paper_rehearsals(paper, CPU)) == 3 + 2 * sizes + 2
+    assert len(paper_rehearsals(paper, CPU)) == 2 + 3 + 2 * sizes + 2
+
+
+def test_the_karp_families_step_their_runs_learners_at_a_tiny_size():
+    """Karp ch. 2's lockstep block and ch. 3's linearised WRN, their paper settings cut to a few
+    images and narrow layers, take steps on the CPU (the paper sizes need the GPU)."""
+    paper = yaml.safe_load((ROOT / "config" / "paper.yaml").read_text())
+    pairs = {**paper["karp_thesis"]["ch2"]["configurations"]["2b"], "sizes": [32], "pairs_per_job": 1, "batch_size": 4}
+    ch3 = paper["karp_thesis"]["ch3"]
+    ch3 = {**ch3, "model": {**ch3["model"], "widths": [2, 2, 2], "stem": 2},
+           "linearisation": {**ch3["linearisation"], "batch_size": 2}}
+    frame = rehearse([lambda: karp_ch2_pairs("2b", pairs, CPU, pool_test=8),
+                      lambda: karp_ch3_images(ch3, "linearisation", "small", CPU, n_train=100)], CPU, warmup=1, timed=1)
+    assert list(frame["family"]) == ["karp_ch2_pairs_2b", "karp_ch3_linearisation_32"]
+    assert list(frame["steps_per_job"]) == [pairs["steps"], ch3["linearisation"]["epochs"] * 50]
+    assert (frame["step_seconds"] > 0).all()

@@ -144,10 +144,37 @@ def karp_ch2_pairs(configuration: str, settings: dict, device: torch.device, poo
                      int(settings["steps"]), learner, batches)
 
 
+def george_ch4_search(group: str, spec: dict, device: torch.device, n_train: int) -> Rehearsal:
+    """George ch. 4: a step of the group's first EKFAC search run (its first batch size), through the
+    runs' own learner (``curvature.optim``'s optimiser), on random images of CIFAR-10's shape. The
+    eigenbasis refresh every ``freq`` steps falls in the warm-up, not in the timed steps."""
+    from ..analysis.george_thesis.ch4 import search_runs
+    from ..experiments.george_thesis.ch4 import run_learner
+
+    run = next(run for run in search_runs(spec) if run["optimiser"] == "ekfac")
+    task = random_images(8 * run["batch_size"], (3, 32, 32), 10, device)
+    learner, batches, _ = run_learner(task, spec, run)
+    steps = spec["epochs"] * math.ceil(n_train / run["batch_size"])
+    return Rehearsal(f"george_ch4_{group}_ekfac", "george_thesis_ch4_run_search", group,
+                     f"{spec['model']['name']} (EKFAC, freq {run['freq']})", run["batch_size"], steps, learner, batches)
+
+
+def random_images(n: int, shape: tuple[int, ...], classes: int, device: torch.device) -> dict[str, torch.Tensor]:
+    """A task of ``n`` random training images of ``shape`` (and a few test images): what a step reads."""
+    generator = torch.Generator().manual_seed(0)
+    return {"x_train": torch.randn(n, *shape, generator=generator).to(device),
+            "y_train": (torch.arange(n) % classes).to(device),
+            "x_test": torch.randn(classes, *shape, generator=generator).to(device),
+            "y_test": torch.arange(classes).to(device)}
+
+
 def paper_rehearsals(config: dict, device: torch.device, n_train: int = 50_000) -> list[Callable[[], Rehearsal]]:
     """The heavy families the paper configuration holds, each a builder (built when timed)."""
-    karp = config.get("karp_thesis", {})
+    karp, george = config.get("karp_thesis", {}), config.get("george_thesis", {})
     builders = []
+    for group in ("vgg", "resnet"):
+        if group in george.get("ch4", {}):
+            builders.append(lambda g=group: george_ch4_search(g, george["ch4"][g], device, n_train))
     for configuration, settings in karp.get("ch2", {}).get("configurations", {}).items():
         if settings["model"]["name"] == "resnet20":
             builders.append(lambda c=configuration, s=settings: karp_ch2_pairs(c, s, device))
