@@ -10,6 +10,7 @@ import yaml
 from linearlens.benchmarks import plan
 from linearlens.benchmarks.rehearse_gpu import (
     COLUMNS,
+    iterative_linearisation,
     karp_ch2_pairs,
     karp_ch3_images,
     karp_ch5_grow,
@@ -17,6 +18,7 @@ from linearlens.benchmarks.rehearse_gpu import (
     rehearse,
     time_steps,
 )
+from linearlens.experiments.settings import experiment_runs
 
 ROOT = Path(__file__).resolve().parents[1]
 CPU = torch.device("cpu")
@@ -57,12 +59,14 @@ def test_the_tiny_family_trains_the_real_step():
     assert any(not torch.equal(a, b) for a, b in zip(before, learner.model.parameters()))
 
 
-def test_the_paper_config_rehearses_the_heavy_karp_families():
+def test_the_paper_config_rehearses_the_heavy_families(tmp_path):
     """George ch. 4's VGG11 and ResNet34 EKFAC searches, Karp ch. 2's three ResNet-20 configurations,
-    ch. 3's two models at each image size and ch. 5's grown BERT and UL2 (built only when timed)."""
+    ch. 3's two models at each image size, ch. 5's grown BERT and UL2 and each iterative-linearisation
+    experiment at the ends of its K grid (built only when timed)."""
     paper = yaml.safe_load((ROOT / "config" / "paper.yaml").read_text())
     sizes = len(paper["karp_thesis"]["ch3"]["images"]["sizes"])
-    assert len(paper_rehearsals(paper, CPU)) == 2 + 3 + 2 * sizes + 2
+    experiments = len(paper["iterative_linearisation"]["experiments"])
+    assert len(paper_rehearsals(paper, CPU, tmp_path)) == 2 + 3 + 2 * sizes + 2 + 2 * experiments
 
 
 def test_the_karp_families_step_their_runs_learners_at_a_tiny_size():
@@ -78,3 +82,17 @@ def test_the_karp_families_step_their_runs_learners_at_a_tiny_size():
     assert list(frame["family"]) == ["karp_ch2_pairs_2b", "karp_ch3_linearisation_32"]
     assert list(frame["steps_per_job"]) == [pairs["steps"], ch3["linearisation"]["epochs"] * 50]
     assert (frame["step_seconds"] > 0).all()
+
+
+def test_an_iterative_linearisation_run_steps_through_its_session(tmp_path):
+    """The ResNet experiment's float64 2-D path (its paper run, the ResNet cut to a tiny one of its
+    family and a few images)."""
+    paper = yaml.safe_load((ROOT / "config" / "paper.yaml").read_text())
+    runs = experiment_runs(paper["iterative_linearisation"]["experiments"]["resnet_no_bn"])
+    setting, run = next(reversed(runs.items()))
+    tiny = {"name": "resnet", "widths": [2, 2, 2, 2], "blocks": [1, 1, 1, 1], "shortcut": "B", "batch_norm": False}
+    run = {**run, "model": tiny, "batch_size": 4}
+    frame = rehearse([lambda: iterative_linearisation("resnet_no_bn", setting, run, tmp_path, CPU, n_train=16)],
+                     CPU, warmup=1, timed=1)
+    assert frame["group"].tolist() == ["resnet_no_bn"] and "float64" in frame["model"].iloc[0]
+    assert frame["steps_per_job"].tolist() == [run["steps"]] and frame["step_seconds"].iloc[0] > 0

@@ -1,6 +1,7 @@
 """Rule rehearse_gpu: a few steps of each heavy family of config/paper.yaml at paper size on the GPU
 (benchmarks.rehearse_gpu), step time and peak memory to results/benchmarks/rehearse_gpu.csv."""
 
+import tempfile
 from pathlib import Path
 
 import yaml
@@ -20,5 +21,6 @@ with logged_job(snakemake) as log:
     device = choose_device(device)
     paper = yaml.safe_load(Path(snakemake.input.config).read_text())
     timing = snakemake.params.timing
-    frame = rehearse(paper_rehearsals(paper, device), device, timing["warmup"], timing["timed"], log)
+    with tempfile.TemporaryDirectory(prefix="rehearse_gpu_") as scratch:
+        frame = rehearse(paper_rehearsals(paper, device, Path(scratch)), device, timing["warmup"], timing["timed"], log)
     frame.to_csv(snakemake.output[0], index=False)

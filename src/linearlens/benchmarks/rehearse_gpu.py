@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 import numpy as np
@@ -159,6 +160,26 @@ def george_ch4_search(group: str, spec: dict, device: torch.device, n_train: int
                      f"{spec['model']['name']} (EKFAC, freq {run['freq']})", run["batch_size"], steps, learner, batches)
 
 
+def iterative_linearisation(experiment: str, setting: str, run: dict, scratch: Path, device: torch.device,
+                            n_train: int) -> Rehearsal:
+    """Iterative linearisation: a step of one run (its model, K, master dtype, batch or chunked full
+    batch) through the run's own session, on ``n_train`` random images of CIFAR-10's shape in a
+    prepared-dataset file under ``scratch``."""
+    from ..experiments.iterative_linearisation import ILRun
+    from ..train.runtime import full_float32_matmuls
+
+    full_float32_matmuls()  # as il_run sets it: no TF32
+    data = scratch / "cifar_shaped.npz"
+    if not data.exists():
+        task = random_images(n_train, (3, 32, 32), 10, torch.device("cpu"))
+        np.savez(data, **{name: tensor.numpy() for name, tensor in task.items()})
+    session = ILRun(data, {**run, "device": str(device)}, seed=0).session()
+    batch = run.get("batch_size") or run.get("train_size") or n_train
+    return Rehearsal(f"iterative_linearisation_{experiment}_{setting}", "iterative_linearisation_run", experiment,
+                     f"{run['model']['name']} K={run['K']} {run.get('master_dtype', 'float32')}", batch,
+                     int(run["steps"]), session.learner, session.batches)
+
+
 def random_images(n: int, shape: tuple[int, ...], classes: int, device: torch.device) -> dict[str, torch.Tensor]:
     """A task of ``n`` random training images of ``shape`` (and a few test images): what a step reads."""
     generator = torch.Generator().manual_seed(0)
@@ -168,8 +189,12 @@ def random_images(n: int, shape: tuple[int, ...], classes: int, device: torch.de
             "y_test": torch.arange(classes).to(device)}
 
 
-def paper_rehearsals(config: dict, device: torch.device, n_train: int = 50_000) -> list[Callable[[], Rehearsal]]:
-    """The heavy families the paper configuration holds, each a builder (built when timed)."""
+def paper_rehearsals(config: dict, device: torch.device, scratch: Path, n_train: int = 50_000
+                     ) -> list[Callable[[], Rehearsal]]:
+    """The heavy families the paper configuration holds, each a builder (built when timed); runs
+    that read a prepared file read random images of CIFAR-10's shape (``n_train`` of them) in ``scratch``."""
+    from ..experiments.settings import experiment_runs
+
     karp, george = config.get("karp_thesis", {}), config.get("george_thesis", {})
     builders = []
     for group in ("vgg", "resnet"):
@@ -183,6 +208,11 @@ def paper_rehearsals(config: dict, device: torch.device, n_train: int = 50_000) 
         for size in ch3["images"]["sizes"]:
             for kind in ("network", "linearisation"):
                 builders.append(lambda k=kind, z=size: karp_ch3_images(ch3, k, z, device, n_train))
+    for experiment, spec in config.get("iterative_linearisation", {}).get("experiments", {}).items():
+        runs = experiment_runs(spec)
+        for setting in dict.fromkeys([next(iter(runs)), next(reversed(runs))]):  # the grid's ends: K = 1 and the largest
+            builders.append(lambda e=experiment, s=setting, r=runs[setting]:
+                            iterative_linearisation(e, s, r, scratch, device, n_train))
     for name, setting in karp.get("ch5", {}).get("growing", {}).items():
         builders.append(lambda n=name, s=setting: karp_ch5_grow(n, s, device))
     return builders
