@@ -145,6 +145,22 @@ def karp_ch2_pairs(configuration: str, settings: dict, device: torch.device, poo
                      int(settings["steps"]), learner, batches)
 
 
+def george_ch3_training(spec: dict, device: torch.device, n_train: int = 100_000, side: int = 64,
+                        classes: int = 200) -> Rehearsal:
+    """George ch. 3: a step of the showcase's training (ResNet50, crops and flips, SGD) on random
+    images of Tiny ImageNet's shape (``n_train`` of 64 x 64, 200 classes)."""
+    from ..experiments.george_thesis.ch3 import training_learner
+    from ..train.runtime import dtype_from_name
+
+    batch = spec["training"]["batch_size"]
+    task = random_images(8 * batch, (3, side, side), classes, device)
+    task = {name: x.to(dtype_from_name(spec["dtype"])) if name.startswith("x_") else x for name, x in task.items()}
+    _, learner, batches = training_learner(spec, task)
+    steps = spec["training"]["epochs"] * math.ceil(n_train / batch)
+    return Rehearsal("george_ch3_showcase", "george_thesis_ch3_train", "", f"{spec['model']['name']} {side}x{side}",
+                     batch, steps, learner, batches)
+
+
 def george_ch4_search(group: str, spec: dict, device: torch.device, n_train: int) -> Rehearsal:
     """George ch. 4: a step of the group's first EKFAC search run (its first batch size), through the
     runs' own learner (``curvature.optim``'s optimiser), on random images of CIFAR-10's shape. The
@@ -197,6 +213,8 @@ def paper_rehearsals(config: dict, device: torch.device, scratch: Path, n_train:
 
     karp, george = config.get("karp_thesis", {}), config.get("george_thesis", {})
     builders = []
+    if "showcase" in george.get("ch3", {}):
+        builders.append(lambda: george_ch3_training(george["ch3"]["showcase"], device))
     for group in ("vgg", "resnet"):
         if group in george.get("ch4", {}):
             builders.append(lambda g=group: george_ch4_search(g, george["ch4"][g], device, n_train))
