@@ -196,6 +196,19 @@ def iterative_linearisation(experiment: str, setting: str, run: dict, scratch: P
                      int(run["steps"]), session.learner, session.batches)
 
 
+def george_ch6_alignment(family: str, run: dict, device: torch.device, n_train: int) -> Rehearsal:
+    """George ch. 6: a training step of an alignment run (SGD with momentum) on random images of
+    CIFAR-10's shape; the tangent kernels it takes at ~75 log-spaced steps are not in the step."""
+    from ..experiments.george_thesis.ch6 import alignment_learner, training_steps
+    from ..train.batches import EpochBatches
+
+    learner = alignment_learner(run, random_images(8 * run["batch_size"], (3, 32, 32), 10, device), seed=0)
+    return Rehearsal(f"george_ch6_alignment_{family}", "george_thesis_ch6_run_alignment", family,
+                     run["model"]["name"] + (f"{run['model']['depth']}" if "depth" in run["model"] else ""),
+                     run["batch_size"], training_steps(run, n_train), learner,
+                     EpochBatches(8 * run["batch_size"], run["batch_size"], 0))
+
+
 def random_images(n: int, shape: tuple[int, ...], classes: int, device: torch.device) -> dict[str, torch.Tensor]:
     """A task of ``n`` random training images of ``shape`` (and a few test images): what a step reads."""
     generator = torch.Generator().manual_seed(0)
@@ -215,6 +228,16 @@ def paper_rehearsals(config: dict, device: torch.device, scratch: Path, n_train:
     builders = []
     if "showcase" in george.get("ch3", {}):
         builders.append(lambda: george_ch3_training(george["ch3"]["showcase"], device))
+    alignment = george.get("ch6", {}).get("alignment")
+    if alignment:
+        from ..manifests.george_thesis import kernel_runs
+
+        image_runs = {}  # each CIFAR family's first setting (its settings differ in rate and label noise only)
+        for (family, _), run in kernel_runs(alignment).items():
+            if alignment["families"][family]["dataset"].startswith("cifar10"):
+                image_runs.setdefault(family, run)
+        for family, run in image_runs.items():
+            builders.append(lambda f=family, r=run: george_ch6_alignment(f, r, device, n_train))
     for group in ("vgg", "resnet"):
         if group in george.get("ch4", {}):
             builders.append(lambda g=group: george_ch4_search(g, george["ch4"][g], device, n_train))
