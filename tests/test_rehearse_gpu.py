@@ -7,6 +7,7 @@ from pathlib import Path
 import torch
 import yaml
 
+from linearlens.analysis.george_thesis.ch5 import difficulty_runs
 from linearlens.benchmarks import plan
 from linearlens.benchmarks.rehearse_gpu import (
     COLUMNS,
@@ -60,14 +61,15 @@ def test_the_tiny_family_trains_the_real_step():
 
 
 def test_the_paper_config_rehearses_the_heavy_families(tmp_path):
-    """George ch. 3's ResNet50 training, ch. 4's VGG11 and ResNet34 EKFAC searches, ch. 6's VGG19 and
-    ResNet18 alignment runs, Karp ch. 2's three ResNet-20 configurations,
+    """George ch. 3's ResNet50 training, ch. 4's VGG11 and ResNet34 EKFAC searches, ch. 5's longest
+    difficulty run of each experiment and architecture, ch. 6's VGG19 and ResNet18 alignment runs, Karp ch. 2's three ResNet-20 configurations,
     ch. 3's two models at each image size, ch. 5's grown BERT and UL2 and each iterative-linearisation
     experiment at the ends of its K grid (built only when timed)."""
     paper = yaml.safe_load((ROOT / "config" / "paper.yaml").read_text())
     sizes = len(paper["karp_thesis"]["ch3"]["images"]["sizes"])
     experiments = len(paper["iterative_linearisation"]["experiments"])
-    assert len(paper_rehearsals(paper, CPU, tmp_path)) == 1 + 2 + 2 + 3 + 2 * sizes + 2 + 2 * experiments
+    difficulty = {(run["experiment"], run["architecture"]) for run in difficulty_runs(paper["george_thesis"]["ch5"]["difficulty"])}
+    assert len(paper_rehearsals(paper, CPU, tmp_path)) == 1 + 2 + len(difficulty) + 2 + 3 + 2 * sizes + 2 + 2 * experiments
 
 
 def test_the_karp_families_step_their_runs_learners_at_a_tiny_size():

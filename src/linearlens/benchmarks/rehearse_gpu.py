@@ -196,6 +196,25 @@ def iterative_linearisation(experiment: str, setting: str, run: dict, scratch: P
                      int(run["steps"]), session.learner, session.batches)
 
 
+def george_ch5_difficulty(spec: dict, run: dict, device: torch.device, n_train: int) -> Rehearsal:
+    """George ch. 5: a step of a difficulty run (the α-scaled network and its optimiser) on random
+    images of CIFAR-10's shape; a job runs at most ``epochs`` (its loss threshold may end it sooner)."""
+    from ..analysis.george_thesis.ch5 import run_settings
+    from ..experiments.george_thesis.ch5 import difficulty_learner
+    from ..models.zoo import build_model
+    from ..train.batches import EpochBatches
+
+    settings = run_settings(spec, run)
+    torch.manual_seed(0)
+    batch = settings["batch_size"]
+    task = random_images(8 * batch, (3, 32, 32), 10, device)
+    learner = difficulty_learner(build_model(settings["model"]).to(device), settings, task["x_train"], task["y_train"])
+    return Rehearsal(f"george_ch5_{run['experiment']}_{run['architecture']}_alpha{run['alpha']:g}",
+                     "george_thesis_ch5_run_difficulty", run["experiment"],
+                     f"{settings['model']['name']} α={run['alpha']:g}", batch,
+                     run["epochs"] * math.ceil(n_train / batch), learner, EpochBatches(8 * batch, batch, 0))
+
+
 def george_ch6_alignment(family: str, run: dict, device: torch.device, n_train: int) -> Rehearsal:
     """George ch. 6: a training step of an alignment run (SGD with momentum) on random images of
     CIFAR-10's shape; the tangent kernels it takes at ~75 log-spaced steps are not in the step."""
@@ -228,6 +247,17 @@ def paper_rehearsals(config: dict, device: torch.device, scratch: Path, n_train:
     builders = []
     if "showcase" in george.get("ch3", {}):
         builders.append(lambda: george_ch3_training(george["ch3"]["showcase"], device))
+    difficulty = george.get("ch5", {}).get("difficulty")
+    if difficulty:
+        from ..analysis.george_thesis.ch5 import difficulty_runs
+
+        lazy = {}  # per experiment and architecture, the run of the largest α (the longest)
+        for run in difficulty_runs(difficulty):
+            key = (run["experiment"], run["architecture"])
+            if key not in lazy or run["alpha"] > lazy[key]["alpha"]:
+                lazy[key] = run
+        for run in lazy.values():
+            builders.append(lambda r=run: george_ch5_difficulty(difficulty, r, device, n_train))
     alignment = george.get("ch6", {}).get("alignment")
     if alignment:
         from ..manifests.george_thesis import kernel_runs
