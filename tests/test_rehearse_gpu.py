@@ -99,3 +99,31 @@ def test_an_iterative_linearisation_run_steps_through_its_session(tmp_path):
                      CPU, warmup=1, timed=1)
     assert frame["group"].tolist() == ["resnet_no_bn"] and "float64" in frame["model"].iloc[0]
     assert frame["steps_per_job"].tolist() == [run["steps"]] and frame["step_seconds"].iloc[0] > 0
+
+
+def test_one_familys_deterministic_kernels_do_not_reach_the_next():
+    """Karp ch. 2 turns on deterministic algorithms for its runs' process; the rehearsal times the
+    families after it with torch's settings as they were."""
+    assert not torch.are_deterministic_algorithms_enabled()
+
+    def deterministic_family():
+        torch.use_deterministic_algorithms(True)
+        return karp_ch5_grow("tiny", TINY_SETTING, CPU)
+
+    seen = []
+    rehearse([deterministic_family, lambda: seen.append(torch.are_deterministic_algorithms_enabled())
+              or karp_ch5_grow("tiny", TINY_SETTING, CPU)], CPU, warmup=1, timed=1)
+    assert seen == [False] and not torch.are_deterministic_algorithms_enabled()
+
+
+def test_the_karp_pairs_take_the_chapters_deterministic_settings(monkeypatch):
+    """On CUDA the block trains under ch2.deterministic (checked here without a GPU: it is called
+    with the rehearsal's device before the models are built)."""
+    from linearlens.experiments.karp_thesis import ch2
+
+    calls = []
+    monkeypatch.setattr(ch2, "deterministic", lambda device: calls.append(device))
+    paper = yaml.safe_load((ROOT / "config" / "paper.yaml").read_text())
+    pairs = {**paper["karp_thesis"]["ch2"]["configurations"]["1a"], "sizes": [32], "pairs_per_job": 1}
+    karp_ch2_pairs("1a", pairs, CPU, pool_test=8)
+    assert calls == [CPU]

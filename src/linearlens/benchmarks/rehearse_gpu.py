@@ -10,6 +10,7 @@ so ``benchmarks.plan`` turns the step time into GPU-hours.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from dataclasses import dataclass
@@ -60,14 +61,29 @@ def time_steps(step: Callable[[int], object], device: torch.device, warmup: int 
     return seconds, torch.cuda.max_memory_allocated(device) / GIB if cuda else math.nan
 
 
+@contextlib.contextmanager
+def global_settings_restored():
+    """torch's process-wide numerics as they were: a family's runs may set them (Karp ch. 2's
+    deterministic algorithms, iterative linearisation's float32 matmuls) for their own process."""
+    deterministic, benchmark = torch.are_deterministic_algorithms_enabled(), torch.backends.cudnn.benchmark
+    precision = torch.get_float32_matmul_precision()
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(deterministic)
+        torch.backends.cudnn.benchmark = benchmark
+        torch.set_float32_matmul_precision(precision)
+
+
 def rehearse(rehearsals: list[Callable[[], Rehearsal]], device: torch.device, warmup: int = 2, timed: int = 5,
              log=None) -> pd.DataFrame:
     """A row per family variant, built one at a time (each frees its memory before the next)."""
     rows = []
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
     for build in rehearsals:
-        rehearsal = build()
-        seconds, peak = time_steps(rehearsal.step, device, warmup, timed)
+        with global_settings_restored():  # Karp ch. 2's deterministic kernels stay its own
+            rehearsal = build()
+            seconds, peak = time_steps(rehearsal.step, device, warmup, timed)
         rows.append({"family": rehearsal.family, "rule": rehearsal.rule, "group": rehearsal.group,
                      "model": rehearsal.model, "batch_size": rehearsal.batch_size,
                      "steps_per_job": rehearsal.steps_per_job, "step_seconds": seconds,
