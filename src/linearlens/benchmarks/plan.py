@@ -175,29 +175,28 @@ def plan_table(jobs: list[PlannedJob], measured: pd.DataFrame, peak_estimates: d
 def family_cost(rule: str, group: str, family: list[PlannedJob], measured: pd.DataFrame,
                 peak_estimates: dict) -> dict:
     """GPU-hours and peak memory of a family's device jobs: measured, estimated or unknown."""
+    cost = {"gpu_hours_low": math.nan, "gpu_hours_high": math.nan, "source": "", "basis": "",
+            "peak_memory_gib": math.nan, "peak_memory_source": "", "peak_memory_basis": ""}
     gpu_jobs = sum(job.gpu for job in family)
-    unknown = {"gpu_hours_low": math.nan, "gpu_hours_high": math.nan, "peak_memory_gib": math.nan,
-               "peak_memory_source": "", "source": "", "basis": ""}
-    if not gpu_jobs:
-        return unknown
-    peak = peak_estimates.get((rule, group))
-    unknown.update(peak_memory_gib=peak[0] if peak else math.nan, peak_memory_source="estimate" if peak else "",
-                   source="estimate", basis=peak[1] if peak else "")
+    if not gpu_jobs:  # only device jobs count GPU-hours
+        return cost
+    if (rule, group) in peak_estimates:
+        gib, basis = peak_estimates[(rule, group)]
+        cost.update(peak_memory_gib=gib, peak_memory_source="estimate", peak_memory_basis=basis)
     rows = measured[(measured["rule"] == rule) & (measured["group"] == group)]
     if len(rows):
         # variants of a family (e.g. two image sizes) are taken to share its jobs evenly
         hours = gpu_jobs * float((rows["step_seconds"] * rows["steps_per_job"]).mean()) / 3600
         devices = ", ".join(sorted(set(rows["device"].astype(str))))
-        peak_measured = rows["peak_memory_gib"].max()
-        return {"gpu_hours_low": hours, "gpu_hours_high": hours,
-                "peak_memory_gib": peak_measured if not math.isnan(peak_measured) else unknown["peak_memory_gib"],
-                "peak_memory_source": "measured" if not math.isnan(peak_measured) else unknown["peak_memory_source"],
-                "source": "measured", "basis": f"rehearse_gpu on {devices}"}
+        cost.update(gpu_hours_low=hours, gpu_hours_high=hours, source="measured", basis=f"rehearse_gpu on {devices}")
+        if not math.isnan(peak := rows["peak_memory_gib"].max()):
+            cost.update(peak_memory_gib=peak, peak_memory_source="measured", peak_memory_basis=cost["basis"])
+        return cost
     estimate = ESTIMATES.get((rule, group))
     if estimate is None:
-        return {**unknown, "source": "no estimate"}
+        return {**cost, "source": "no estimate"}
     low, high = family_hours(estimate, gpu_jobs)
-    return {**unknown, "gpu_hours_low": low, "gpu_hours_high": high, "basis": estimate.source}
+    return {**cost, "gpu_hours_low": low, "gpu_hours_high": high, "source": "estimate", "basis": estimate.source}
 
 
 def family_download(family: list[PlannedJob]) -> dict:
