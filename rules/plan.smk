@@ -12,14 +12,12 @@ rule paper_plan:
         config=PAPER_CONFIG,
         # measured step times where rehearse_gpu has run; the plan never starts it
         measured=lambda w: [REHEARSE_GPU_CSV] if os.path.exists(REHEARSE_GPU_CSV) else [],
-        workflow=sorted(os.path.relpath(path) for path in [Path(workflow.basedir) / "Snakefile",
-                                                           *(Path(workflow.basedir) / "rules").rglob("*.smk")]),
+        snakefile=os.path.relpath(Path(workflow.basedir) / "Snakefile"),
+        rules=sorted(os.path.relpath(path) for path in (Path(workflow.basedir) / "rules").rglob("*.smk")),
         code=script_code("paper_plan.py"),
     output:
         table="results/plan/paper_plan.csv",
         markdown="results/plan/paper_plan.md",
-    params:
-        snakefile=os.path.relpath(Path(workflow.basedir) / "Snakefile"),
     log:
         "results/logs/plan/paper_plan.log",
     localrule: True

@@ -23,7 +23,7 @@ with logged_job(snakemake) as log:
         log.error("%s", error)
         raise SystemExit(1) from None
     paper_config = Path(snakemake.input.config)
-    jobs = parse_jobs(dry_run(Path(snakemake.params.snakefile).resolve(), paper_config.resolve()))
+    jobs = parse_jobs(dry_run(Path(snakemake.input.snakefile).resolve(), paper_config.resolve()))
     table = plan_table(jobs, measured, peak_memory_estimates(yaml.safe_load(paper_config.read_text())))
     table.to_csv(snakemake.output.table, index=False)
     text = markdown(table)
