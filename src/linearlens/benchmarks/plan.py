@@ -213,14 +213,17 @@ def family_download(family: list[PlannedJob]) -> dict:
 
 def peak_memory_estimates(config: dict) -> dict[tuple[str, str], tuple[float, str]]:
     """{(rule, group): (GiB, basis)} where the library estimates a family's peak GPU memory: Karp
-    ch. 5's grown models at their configured micro batch."""
-    from ..experiments.karp_thesis.ch5 import peak_memory_estimate
+    ch. 5's grown models and its stacked model at its last depth, at their configured micro batch."""
+    from ..experiments.karp_thesis.ch5 import micro_batch_size, peak_memory_estimate
 
-    growing = config.get("karp_thesis", {}).get("ch5", {}).get("growing", {})
-    return {("karp_thesis_ch5_grow", name): (
-        peak_memory_estimate(setting, setting["layers"] + setting["grown_layers"])["total"],
-        f"peak_memory_estimate at micro batch {setting.get('micro_batch_size') or setting['batch_size']}")
-        for name, setting in growing.items()}
+    ch5 = config.get("karp_thesis", {}).get("ch5", {})
+    models = {("karp_thesis_ch5_grow", name): (setting, setting["layers"] + setting["grown_layers"])
+              for name, setting in ch5.get("growing", {}).items()}
+    if "stacking" in ch5:
+        models[("karp_thesis_ch5_stack", "")] = (ch5["stacking"], max(ch5["stacking"]["stage_layers"]))
+    return {family: (peak_memory_estimate(setting, layers)["total"],
+                     f"peak_memory_estimate, {layers} layers at micro batch {micro_batch_size(setting)}")
+            for family, (setting, layers) in models.items()}
 
 
 # --- what it prints -----------------------------------------------------------------------------
