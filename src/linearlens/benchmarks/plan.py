@@ -242,7 +242,8 @@ def markdown(table: pd.DataFrame) -> str:
                          f"| {memory_text(row.peak_memory_gib, row.peak_memory_source)} | {download_text([row])} | {basis} |")
         rest = rows.drop(shown.index)
         if len(rest) and section != WHOLE:
-            lines.append(f"| {section} | other CPU jobs ({len(rest)} rules) | {rest['jobs'].sum()} | | | | |")
+            rules = f"{len(rest)} rule" + ("s" if len(rest) > 1 else "")
+            lines.append(f"| {section} | other CPU jobs ({rules}) | {rest['jobs'].sum()} | | | | |")
         lines.append(f"| **{section}** | **total** | **{rows['jobs'].sum()}** | **{total_hours_text(rows)}** "
                      f"| **{memory_text(rows['peak_memory_gib'].max(), '')}** "
                      f"| **{download_text(list(rows.itertuples()))}** | |")
