@@ -38,7 +38,6 @@ rule rehearse_gpu:
         REHEARSE_GPU_CSV,
     params:
         device=config["device"],
-        timing={"warmup": 2, "timed": 5},
     log:
         "results/logs/benchmarks/rehearse_gpu.log",
     threads: threads_for("train")

@@ -20,7 +20,6 @@ with logged_job(snakemake) as log:
     set_threads(snakemake.threads)
     device = choose_device(device)
     paper = yaml.safe_load(Path(snakemake.input.config).read_text())
-    timing = snakemake.params.timing
     with tempfile.TemporaryDirectory(prefix="rehearse_gpu_") as scratch:
-        frame = rehearse(paper_rehearsals(paper, device, Path(scratch)), device, timing["warmup"], timing["timed"], log)
+        frame = rehearse(paper_rehearsals(paper, device, Path(scratch)), device, log=log)
     frame.to_csv(snakemake.output[0], index=False)

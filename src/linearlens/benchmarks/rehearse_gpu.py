@@ -24,6 +24,7 @@ import torch
 COLUMNS = ("family", "rule", "group", "model", "batch_size", "steps_per_job", "step_seconds",
            "peak_memory_gib", "device", "torch")
 GIB = 2**30
+WARMUP_STEPS, TIMED_STEPS = 2, 5  # a step's first calls pay allocations and cuDNN's search; then 5 are timed
 
 
 @dataclass
@@ -44,7 +45,8 @@ class Rehearsal:
         return self.learner.step(self.batches(t), t)
 
 
-def time_steps(step: Callable[[int], object], device: torch.device, warmup: int = 2, timed: int = 5) -> tuple[float, float]:
+def time_steps(step: Callable[[int], object], device: torch.device, warmup: int = WARMUP_STEPS,
+               timed: int = TIMED_STEPS) -> tuple[float, float]:
     """(seconds per step over ``timed`` steps after ``warmup``, peak GiB the device allocated; NaN off CUDA)."""
     cuda = device.type == "cuda"
     for t in range(1, warmup + 1):
@@ -75,8 +77,8 @@ def global_settings_restored():
         torch.set_float32_matmul_precision(precision)
 
 
-def rehearse(rehearsals: list[Callable[[], Rehearsal]], device: torch.device, warmup: int = 2, timed: int = 5,
-             log=None) -> pd.DataFrame:
+def rehearse(rehearsals: list[Callable[[], Rehearsal]], device: torch.device, warmup: int = WARMUP_STEPS,
+             timed: int = TIMED_STEPS, log=None) -> pd.DataFrame:
     """A row per family variant, built one at a time (each frees its memory before the next)."""
     rows = []
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
