@@ -32,6 +32,7 @@ include: "rules/karp_thesis/ch3.smk"
 include: "rules/karp_thesis/ch4.smk"
 include: "rules/karp_thesis/ch5.smk"
 include: "rules/report.smk"
+include: "rules/plan.smk"
 
 
 rule all:

@@ -326,7 +326,7 @@ GPU_RULES = {"telescoping_approximation_run", "telescoping_smoother_run", "teles
              "karp_thesis_ch2_train_kept_pairs",
              "karp_thesis_ch2_train_sweep", "karp_thesis_ch2_interpolate", "karp_thesis_ch3_run_images",
              "karp_thesis_ch3_run_sparsity", "benchmark_local_signal", "karp_thesis_ch5_pretrain",
-             "karp_thesis_ch5_grow", "karp_thesis_ch5_stack"}
+             "karp_thesis_ch5_grow", "karp_thesis_ch5_stack", "rehearse_gpu"}
 
 
 def test_slurm_profile_gives_every_device_rule_its_own_resources():
@@ -340,7 +340,7 @@ def test_slurm_profile_sends_cuda_jobs_to_the_gpu_partition(tmp_path):
     other job stays in $SLURM_PARTITION with no GPU (the full SLURM run is in test_slurm.py)."""
     env = {"SLURM_ACCOUNT": "test-account", "SLURM_PARTITION": "cpus", "SLURM_GPU_PARTITION": "gpus"}
     result = snakemake(workflow_copy(tmp_path), "-n", "--profile", "profiles/slurm", "all", "benchmarks",
-                       "--configfile", "config/smoke.yaml", "--config", "device=cuda", env=env)
+                       "rehearse_gpu", "--configfile", "config/smoke.yaml", "--config", "device=cuda", env=env)
     assert result.returncode == 0, result.stderr[-3000:]
     requests = {(rule, "gpu=1" in resources, re.search(r"slurm_partition=(\w+)", resources)[1])
                 for rule, resources in planned_resources(result.stdout)}

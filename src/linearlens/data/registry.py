@@ -207,6 +207,40 @@ OPENML_DATASETS = {
 
 SOURCES: dict[str, Source] = {source.name: source for source in _source_list()}
 
+# Download sizes in bytes, for paper_plan's cost table (a source's record, and so its jobs' params,
+# stays as it was). Exact where the publisher or a checksum record gives the byte count; the rest
+# (APPROXIMATE_SIZES) are the sizes the datasets' pages state, rounded as they give them. None: no
+# size published; the plan says so instead of guessing.
+DOWNLOAD_BYTES: dict[str, dict[str, int | None]] = {
+    "mnist": {"train-images-idx3-ubyte.gz": 9_912_422, "train-labels-idx1-ubyte.gz": 28_881,
+              "t10k-images-idx3-ubyte.gz": 1_648_877, "t10k-labels-idx1-ubyte.gz": 4_542},
+    "fashion_mnist": {"train-images-idx3-ubyte.gz": 26_421_880, "train-labels-idx1-ubyte.gz": 29_515,
+                      "t10k-images-idx3-ubyte.gz": 4_422_102, "t10k-labels-idx1-ubyte.gz": 5_148},
+    "kmnist": {"train-images-idx3-ubyte.gz": 18_000_000, "train-labels-idx1-ubyte.gz": 30_000,
+               "t10k-images-idx3-ubyte.gz": 3_000_000, "t10k-labels-idx1-ubyte.gz": 5_000},
+    "cifar10": {"cifar-10-python.tar.gz": 170_498_071},
+    "svhn": {"train_32x32.mat": 182_000_000, "test_32x32.mat": 64_000_000, "extra_32x32.mat": 1_300_000_000},
+    "cifar10_cscores": {"cifar10-cscores-orig-order.npz": 800_470},
+    "tinyimagenet": {"tiny-imagenet-200.zip": 248_000_000},
+    "celeba": {"img_align_celeba.zip": 1_440_000_000, "list_attr_celeba.txt": 26_700_000,
+               "list_eval_partition.txt": 2_800_000},
+    "waterbirds": {WATERBIRDS_ARCHIVE: None},
+    "resnet18_imagenet": {RESNET18_IMAGENET: 46_830_571},
+    "imagenet_plants": {"imagenet_plants.npz": None},
+}
+APPROXIMATE_SIZES = {"kmnist", "svhn", "tinyimagenet", "celeba"}
+OPENML_VALUE_BYTES = 8  # an OpenML table's size is approximated as rows x (features + target) float64 values
+
+
+def download_bytes(source: str, filename: str | None = None) -> tuple[int | None, bool]:
+    """(bytes, approximate) of one downloaded file of ``source``, or of an OpenML source's table
+    (``filename`` None); bytes None where no size is known."""
+    openml_id = get_source(source).openml_id
+    if openml_id is not None:
+        expected = OPENML_DATASETS[openml_id]
+        return expected["rows"] * (expected["features"] + 1) * OPENML_VALUE_BYTES, True
+    return DOWNLOAD_BYTES[source][filename], source in APPROXIMATE_SIZES
+
 
 def get_source(name: str) -> Source:
     if name not in SOURCES:

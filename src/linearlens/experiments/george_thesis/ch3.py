@@ -73,6 +73,30 @@ def cosine_rate(steps: int):
 LEARNING_RATES = {"constant": lambda steps: constant, "cosine": cosine_rate}
 
 
+def learner_steps(spec: dict, batches: EpochBatches) -> int:
+    return spec["training"]["epochs"] * batches.steps_per_epoch
+
+
+def training_learner(spec: dict, task: dict[str, Tensor]) -> tuple[dict, SupervisedLearner, EpochBatches]:
+    """The training's sized model spec, learner (SGD, cross-entropy, the rate schedule, crops and
+    flips) and batch order, the model built from the seed in the task's device and dtype."""
+    x = task["x_train"]
+    num_classes = int(max(task["y_train"].max(), task["y_test"].max())) + 1
+    model_spec = sized_model_spec(spec["model"], x, num_classes)
+    seed = spec["seed"]
+    seed_everything(seed)
+    model = build_model(model_spec).to(device=x.device, dtype=x.dtype)
+    training = spec["training"]
+    batches = EpochBatches(len(task["y_train"]), training["batch_size"], seed)
+    crop, flip = training.get("crop_padding", 0), training.get("flip", False)
+    learner = SupervisedLearner(
+        model, build_optimiser(training["optimiser"], model.parameters()), F.cross_entropy, x,
+        task["y_train"], learning_rate=LEARNING_RATES[training["lr_schedule"]](learner_steps(spec, batches)),
+        augment=(lambda x, step: augment(x, crop, flip, seeded_generator(seed, AUGMENTATION, step)))
+        if crop or flip else None)
+    return model_spec, learner, batches
+
+
 def train_with_checkpoints(data_npz, spec: dict, device: str = "auto", state_path=None,
                            inputs_version: str = "") -> tuple[nn.Module, dict, RunRecord, int]:
     """Train ``spec["model"]`` on the dataset with SGD (cross-entropy, seeded batch order, optional
@@ -83,20 +107,8 @@ def train_with_checkpoints(data_npz, spec: dict, device: str = "auto", state_pat
         raise ValueError(f"checkpoints {spec['checkpoints']} go past the {spec['training']['epochs']} training epochs")
     device, dtype = choose_device(device), dtype_from_name(spec["dtype"])
     task = load_task(data_npz, dtype=dtype, layout="channels", device=device)
-    num_classes = int(max(task["y_train"].max(), task["y_test"].max())) + 1
-    model_spec = sized_model_spec(spec["model"], task["x_train"], num_classes)
-    seed = spec["seed"]
-    seed_everything(seed)
-    model = build_model(model_spec).to(device=device, dtype=dtype)
-    training = spec["training"]
-    batches = EpochBatches(len(task["y_train"]), training["batch_size"], seed)
-    steps = training["epochs"] * batches.steps_per_epoch
-    crop, flip = training.get("crop_padding", 0), training.get("flip", False)
-    learner = SupervisedLearner(
-        model, build_optimiser(training["optimiser"], model.parameters()), F.cross_entropy, task["x_train"],
-        task["y_train"], learning_rate=LEARNING_RATES[training["lr_schedule"]](steps),
-        augment=(lambda x, step: augment(x, crop, flip, seeded_generator(seed, AUGMENTATION, step)))
-        if crop or flip else None)
+    model_spec, learner, batches = training_learner(spec, task)
+    model, seed, steps = learner.model, spec["seed"], learner_steps(spec, batches)
     kept = AtSteps(epoch * batches.steps_per_epoch for epoch in spec["checkpoints"])
     checkpoint = checkpoint_for(state_path, spec, seed, inputs_version, spec.get("state_every_s", 1800.0))
     record = Session(learner, batches, steps, probes=[lambda session: split_metrics(model, task)],

@@ -270,13 +270,8 @@ class EpochEvaluation:
         return float(self.loss(self.model(self.task[f"x_{split}"]), self.task[f"y_{split}"]))
 
 
-def training_run(task: dict[str, Tensor], spec: dict, run: dict, tracking=None) -> pd.DataFrame:
-    """One run of a group: ``spec["model"]`` (with BatchNorm when the optimiser's settings ask for it)
-    trained by the run's optimiser for ``spec["epochs"]`` epochs of its batch size, η halved every
-    ``halve_every`` epochs when the run has a schedule. One row per epoch (epoch 0 is the initial model);
-    a run whose loss grows past 3× its first or stops being finite ends as "diverged" (a curvature step
-    on non-finite gradients ends it too), its later epochs absent. ``tracking(model, batches)`` may add
-    (probes, trackers) to the session and the learner (Fig 4.4c's spectra)."""
+def run_learner(task: dict[str, Tensor], spec: dict, run: dict, tracking=None) -> tuple[SupervisedLearner, EpochBatches, list]:
+    """A run's learner (its model, optimiser, loss and η schedule), batch order and tracking probes."""
     settings = spec["optimisers"][run["optimiser"]]
     classification = spec["task"] == "classification"
     seed_everything(spec["seed"])  # every run of a seed starts from the same θ₀ (BN layers aside)
@@ -290,8 +285,20 @@ def training_run(task: dict[str, Tensor], spec: dict, run: dict, tracking=None) 
     rate = StepDecay(range(halve * epoch, spec["epochs"] * epoch, halve * epoch), 0.5) if halve else constant
     targets = task["y_train"] if classification else task["x_train"]
     probes, trackers = tracking(model, batches) if tracking is not None else ([], [])
-    learner = SupervisedLearner(model, optimiser, loss, task["x_train"], targets, learning_rate=rate,
-                                trackers=trackers)
+    return SupervisedLearner(model, optimiser, loss, task["x_train"], targets, learning_rate=rate,
+                             trackers=trackers), batches, probes
+
+
+def training_run(task: dict[str, Tensor], spec: dict, run: dict, tracking=None) -> pd.DataFrame:
+    """One run of a group: ``spec["model"]`` (with BatchNorm when the optimiser's settings ask for it)
+    trained by the run's optimiser for ``spec["epochs"]`` epochs of its batch size, η halved every
+    ``halve_every`` epochs when the run has a schedule. One row per epoch (epoch 0 is the initial model);
+    a run whose loss grows past 3× its first or stops being finite ends as "diverged" (a curvature step
+    on non-finite gradients ends it too), its later epochs absent. ``tracking(model, batches)`` may add
+    (probes, trackers) to the session and the learner (Fig 4.4c's spectra)."""
+    classification = spec["task"] == "classification"
+    learner, batches, probes = run_learner(task, spec, run, tracking)
+    model, loss, epoch = learner.model, learner.loss, batches.steps_per_epoch
     evaluation = EpochEvaluation(model, task if classification else {**task, "y_train": task["x_train"],
                                                                       "y_test": task["x_test"]}, loss,
                                  classification, epoch)

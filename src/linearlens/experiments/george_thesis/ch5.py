@@ -365,6 +365,12 @@ class LossBelow:
         return session.rows[-1].get("train_loss", float("inf")) < self.level
 
 
+def difficulty_learner(network: torch.nn.Module, run: dict, x_train: Tensor, y_train: Tensor) -> SupervisedLearner:
+    """The run's α-scaled model of ``network`` and its optimiser on the cross-entropy."""
+    model = AlphaScaled(network, run["alpha"], keep_initial_output=run["keep_initial_output"])
+    return SupervisedLearner(model, alpha_scaled_optimiser(model, run["optimiser"]), F.cross_entropy, x_train, y_train)
+
+
 def difficulty_run(data_npz, cscores_npz, init_path, run: dict, seed: int, cap_steps: int | None = None,
                    state_path=None, inputs_version: str = "", device: str = "auto") -> tuple[pd.DataFrame, dict]:
     """One run of Figs 5.2 and C.1-C.6 (resumed from ``state_path`` when it holds this run's state):
@@ -373,9 +379,8 @@ def difficulty_run(data_npz, cscores_npz, init_path, run: dict, seed: int, cap_s
     device = choose_device(device)
     task = difficulty_task(data_npz, cscores_npz, run, device)
     network, _ = load_model(init_path, device)
-    model = AlphaScaled(network, run["alpha"], keep_initial_output=run["keep_initial_output"])
-    optimiser = alpha_scaled_optimiser(model, run["optimiser"])
-    learner = SupervisedLearner(model, optimiser, F.cross_entropy, task.x_train, task.y_train)
+    learner = difficulty_learner(network, run, task.x_train, task.y_train)
+    model = learner.model
     batches = EpochBatches(len(task.y_train), run["batch_size"], seed)
     steps = run["epochs"] * batches.steps_per_epoch
     if cap_steps is not None:

@@ -114,16 +114,21 @@ def training_steps(run: dict, n_train: int) -> int:
     return run["epochs"] * math.ceil(n_train / run["batch_size"])
 
 
-def kernel_alignment_run(run: dict, task: dict[str, Tensor], probe_sets: list[ProbeSet], seed: int,
-                         state_path: str | None = None, inputs_version: str = "") -> tuple[RunRecord, KernelProbe]:
-    """SGD with momentum on the cross-entropy (Chapter 6's runs) with the tangent kernels of the
-    probe sets taken at log-spaced steps (step 0 included)."""
+def alignment_learner(run: dict, task: dict[str, Tensor], seed: int) -> SupervisedLearner:
+    """The run's model from ``seed`` and its SGD with momentum on the cross-entropy."""
     torch.manual_seed(seed)
     model = build_model(run["model"]).to(task["x_train"].device)
     optimizer = torch.optim.SGD(model.parameters(), lr=run["lr"], momentum=run["momentum"],
                                 weight_decay=run["weight_decay"])
-    learner = SupervisedLearner(model, optimizer, F.cross_entropy, task["x_train"], task["y_train"])
-    steps = training_steps(run, len(task["x_train"]))
+    return SupervisedLearner(model, optimizer, F.cross_entropy, task["x_train"], task["y_train"])
+
+
+def kernel_alignment_run(run: dict, task: dict[str, Tensor], probe_sets: list[ProbeSet], seed: int,
+                         state_path: str | None = None, inputs_version: str = "") -> tuple[RunRecord, KernelProbe]:
+    """SGD with momentum on the cross-entropy (Chapter 6's runs) with the tangent kernels of the
+    probe sets taken at log-spaced steps (step 0 included)."""
+    learner = alignment_learner(run, task, seed)
+    model, steps = learner.model, training_steps(run, len(task["x_train"]))
     kernels = KernelProbe(model, probe_sets, run["centring"] == "per_output", run["keep_grams"])
     session = Session(learner, EpochBatches(len(task["x_train"]), run["batch_size"], seed), steps,
                       probes=[ClassificationProbe(model, task), kernels],

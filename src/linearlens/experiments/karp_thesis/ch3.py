@@ -418,20 +418,25 @@ def trained_model(kind: str, settings: dict, task: dict[str, Tensor], seed: int)
     return Linearised(network, statistics_inputs=lambda: _chunks(x, settings["statistics_batch"]))
 
 
+def image_learner(kind: str, settings: dict, task: dict[str, Tensor], seed: int) -> tuple[SupervisedLearner, EpochBatches]:
+    """The learner of one run (the model, SGD with its step decay, the loss) and its batch order."""
+    model = trained_model(kind, settings, task, seed)
+    optimiser = build_optimiser(settings["optimiser"], [p for p in model.parameters() if p.requires_grad])
+    batches = EpochBatches(len(task["x_train"]), settings["batch_size"], seed)
+    epoch = batches.steps_per_epoch
+    rate = StepDecay([drop * epoch for drop in settings["lr_drops"]], settings["lr_factor"])
+    return SupervisedLearner(model, optimiser, LOSSES[settings["loss"]], task["x_train"], task["y_train"],
+                             learning_rate=rate), batches
+
+
 def local_signal_run(kind: str, settings: dict, task: dict[str, Tensor], seed: int, *, state_path=None,
                      inputs_version: str = "", name: str = "", probes_of=lambda model: []) -> pd.DataFrame:
     """One model trained on one task as App. B.3 says: per evaluation (the first epochs, then every
     ``eval_every`` epochs, and the last), the test accuracy and loss and the mean training loss, and
     what the probes ``probes_of(model)`` add."""
-    model = trained_model(kind, settings, task, seed)
-    trained = [p for p in model.parameters() if p.requires_grad]
-    optimiser = build_optimiser(settings["optimiser"], trained)
-    loss = LOSSES[settings["loss"]]
-    batches = EpochBatches(len(task["x_train"]), settings["batch_size"], seed)
-    epoch = batches.steps_per_epoch
+    learner, batches = image_learner(kind, settings, task, seed)
+    model, loss, epoch = learner.model, learner.loss, batches.steps_per_epoch
     steps = settings["epochs"] * epoch
-    rate = StepDecay([drop * epoch for drop in settings["lr_drops"]], settings["lr_factor"])
-    learner = SupervisedLearner(model, optimiser, loss, task["x_train"], task["y_train"], learning_rate=rate)
     evaluate_at = Every(settings["eval_every"] * epoch) | AtSteps(range(0, settings["dense_epochs"] * epoch, epoch))
     session = Session(learner, batches, steps,
                       probes=[TestEvaluation(model, task, loss, epoch, settings["eval_batch"]), *probes_of(model)],

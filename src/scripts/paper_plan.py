@@ -1,0 +1,33 @@
+"""Rule paper_plan: the paper DAG's jobs, GPU-hours, peak GPU memory and downloads per document and
+run family, from a dry run of config/paper.yaml in a scratch directory (see benchmarks.plan)."""
+
+from pathlib import Path
+
+import yaml
+
+from linearlens.benchmarks.plan import (
+    PlanInputError,
+    dry_run,
+    markdown,
+    parse_jobs,
+    peak_memory_estimates,
+    plan_table,
+    read_measured,
+)
+from linearlens.workflow import logged_job
+
+with logged_job(snakemake) as log:
+    try:
+        measured = read_measured(snakemake.input.measured[0] if snakemake.input.measured else None)
+    except PlanInputError as error:
+        log.error("%s", error)
+        raise SystemExit(1) from None
+    paper_config = Path(snakemake.input.config)
+    jobs = parse_jobs(dry_run(Path(snakemake.input.snakefile).resolve(), paper_config.resolve()))
+    table = plan_table(jobs, measured, peak_memory_estimates(yaml.safe_load(paper_config.read_text())))
+    table.to_csv(snakemake.output.table, index=False)
+    text = markdown(table)
+    Path(snakemake.output.markdown).write_text(text)
+    print(text)
+    log.info("the paper DAG's plan: %s and %s (GPU-hours from %d measured families)", snakemake.output.table,
+             snakemake.output.markdown, int((table["source"] == "measured").sum()))
