@@ -297,3 +297,15 @@ def test_cnn_figures_and_claims_on_the_runs(cnn_runs, tmp_path):
         unasserted = [c for c in checks if c.passed is None]
         assert unasserted and all("paper scale only" in c.check for c in unasserted)
         assert all(c.passed is not None for c in claims(ClaimsJob(cnn_runs, {"thresholds": "paper", "spec": CNN})))
+
+
+def test_the_catch_up_claim_says_which_setting_has_no_runs_instead_of_failing():
+    from linearlens.claims.george_thesis.ch4 import CIFAR_THRESHOLDS, _catch_up_check
+    envelopes = pd.DataFrame({"setting": ["EKFAC, batch 32", "EKFAC-ra, batch 32"] * 2, "seconds": [1.0, 1.0, 2.0, 2.0],
+                              "train_loss": [2.0, 1.9, 1.5, 1.4]})
+    check = _catch_up_check(envelopes, "KFAC, batch 200", "EKFAC, batch 32", "EKFAC-ra, batch 32",
+                            CIFAR_THRESHOLDS["paper"])
+    assert check.passed is None and check.measured == "no runs of KFAC, batch 200"
+    present = pd.concat([envelopes, envelopes.assign(setting="KFAC, batch 200", train_loss=[1.6, 1.6, 1.45, 1.45])])
+    assert _catch_up_check(present, "KFAC, batch 200", "EKFAC, batch 32", "EKFAC-ra, batch 32",
+                           CIFAR_THRESHOLDS["paper"]).passed is True
