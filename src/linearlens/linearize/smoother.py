@@ -68,6 +68,9 @@ class Affine:
         return self
 
 
+ROW_BLOCK = 256  # rows of a step's output product cast to product_dtype at a time
+
+
 class Smoother:
     """Rows s(x) and constants c(x) for the training points followed by the evaluation points.
     ``product_dtype``: the precision of the per-step products (the accumulators stay float64)."""
@@ -114,8 +117,13 @@ class Smoother:
         accumulated in float64."""
         if self.product_dtype == left.dtype:
             self.rows.addmm_(left, right, alpha=alpha)
-        else:
-            self.rows.add_(left.to(self.product_dtype) @ right.to(self.product_dtype), alpha=alpha)
+            return
+        # A block of rows at a time: a full-size copy of ``left`` ((n + m) × p) in product_dtype
+        # was the largest allocation of a step at paper width (issue 42).
+        right = right.to(self.product_dtype)
+        for start in range(0, len(left), ROW_BLOCK):
+            block = slice(start, start + ROW_BLOCK)
+            self.rows[block].add_(left[block].to(self.product_dtype) @ right, alpha=alpha)
 
     def _residual(self, batch: Tensor) -> tuple[Tensor, Tensor]:
         """f̃(x_B) − y_B as (∂/∂y: (|B|, n), constant: (|B|,))."""
@@ -161,11 +169,15 @@ class LabelJacobianSmoother(Smoother):
 
     def after_step(self) -> None:
         self.steps += 1
-        change = self._update(self._signal)
+        change = self._update(self._take_signal())  # the signal (p × n) is freed before the product
         self.theta.scale_add_(1.0, change)
         self._add_to_rows(self._gradients, change.labels)  # the (n + m)·p·n product
         self.constants.addmv_(self._gradients, change.constant)
-        self._gradients = self._signal = None
+        self._gradients = None
+
+    def _take_signal(self) -> Affine:
+        signal, self._signal = self._signal, None
+        return signal
 
     def _update(self, gradient: Affine) -> Affine:
         """Δθ of this step as an affine function of the labels; ``gradient`` may be consumed."""

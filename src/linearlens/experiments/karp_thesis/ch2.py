@@ -144,11 +144,20 @@ def initial_model(settings: dict, trial: int, device) -> torch.nn.Module:
 
 
 def deterministic(device: torch.device) -> None:
-    """A(S) and A(S′) may differ only through z (trap C2-7): deterministic kernels on CUDA."""
-    if device.type == "cuda":
-        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
-        torch.backends.cudnn.benchmark = False
-        torch.use_deterministic_algorithms(True)
+    """A(S) and A(S′) may differ only through z (trap C2-7): deterministic kernels on CUDA. cuBLAS
+    reads its workspace setting once, when CUDA first uses it: set later, torch's own check passes
+    while cuBLAS stays nondeterministic, so a process that initialised CUDA without it is refused."""
+    if device.type != "cuda":
+        return
+    if "CUBLAS_WORKSPACE_CONFIG" not in os.environ:
+        if torch.cuda.is_initialized():
+            raise RuntimeError(
+                "Karp ch. 2 training needs deterministic cuBLAS, but CUDA was initialised before "
+                "CUBLAS_WORKSPACE_CONFIG was set; call deterministic(device) before any CUDA work, or "
+                "export CUBLAS_WORKSPACE_CONFIG=:4096:8 before the job starts")
+        os.environ["CUBLAS_WORKSPACE_CONFIG"] = ":4096:8"
+    torch.backends.cudnn.benchmark = False
+    torch.use_deterministic_algorithms(True)
 
 
 def lockstep_learner(settings: dict, model: torch.nn.Module, task: PoolTask, examples: np.ndarray) -> LockstepLearner:
