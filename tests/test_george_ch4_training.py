@@ -309,3 +309,6 @@ def test_the_catch_up_claim_says_which_setting_has_no_runs_instead_of_failing():
     present = pd.concat([envelopes, envelopes.assign(setting="KFAC, batch 200", train_loss=[1.6, 1.6, 1.45, 1.45])])
     assert _catch_up_check(present, "KFAC, batch 200", "EKFAC, batch 32", "EKFAC-ra, batch 32",
                            CIFAR_THRESHOLDS["paper"]).passed is True
+    behind = pd.concat([envelopes, envelopes.assign(setting="KFAC, batch 200", train_loss=[2.5, 2.5, 2.2, 2.2])])
+    assert _catch_up_check(behind, "KFAC, batch 200", "EKFAC, batch 32", "EKFAC-ra, batch 32",
+                           CIFAR_THRESHOLDS["paper"]).passed is False
