@@ -26,6 +26,8 @@ rule report:
             caption="report/index.rst",
             category="Overview",
         ),
+        # The fidelity table alone, as Markdown: the README quotes it.
+        fidelity="results/report/fidelity.md",
     params:
         documents=canonical(REPORT_DOCUMENTS),
         claims=canonical(CLAIMS),

@@ -175,7 +175,7 @@ def write_fixture_results(root):
     write_claims(claims, "telescoping", "quick", [
         ClaimCheck("C2", "fig_2", r"error falls as \eta falls", "rank ρ < −0.5", -0.9, True),
         ClaimCheck("C3", "fig_3", "test error peaks at the threshold", "peak within 2x", 3.7, False),
-        ClaimCheck("C10", "fig_10", "p_test < p_train", "past threshold", None, None),
+        ClaimCheck("C10", "fig_10", "p_test < p_train", "past threshold", None, None, note="no run past the threshold"),
         ClaimCheck("T1", "table_1", "trees beat the net", "ratio < 1", 0.12, True),
     ])
     assert read_claims(claims)["checks"][1].measured == 3.7
@@ -241,3 +241,48 @@ def test_a_table_is_rendered_as_a_table_with_caption_and_source(tmp_path):
     assert "&lt;b&gt;bold&lt;/b&gt;" in table  # cells are escaped
     assert "trees beat the net" in table  # its claim is shown with it
     assert "unknown" in html  # no run summary: the run's facts say unknown
+
+
+# --- failure reasons and the fidelity table ------------------------------------------------------
+
+def test_a_failing_check_carries_one_reason_from_the_fixed_list():
+    assert ClaimCheck("X", "fig_2", "s", "c", 1.0, False).failure_reason == "disagrees"
+    assert ClaimCheck("X", "fig_2", "s", "c", 1.0, False, "regime").reason == \
+        "the run did not reach the regime the claim is about"
+    # A reason named in advance counts only when the check fails.
+    assert ClaimCheck("X", "fig_2", "s", "c", 1.0, True, "stand_in").failure_reason is None
+    with pytest.raises(ValueError, match="failure_reason 'tired'"):
+        ClaimCheck("X", "fig_2", "s", "c", 1.0, False, "tired")
+
+
+def test_report_shows_reasons_thresholds_and_the_fidelity_table(tmp_path):
+    claims, _ = write_fixture_results(tmp_path)
+    record = read_claims(claims)
+    record["checks"] += [
+        ClaimCheck("C4", "fig_3", "a second descent", "test MSE falls past the peak", 0.2, False, "regime",
+                   note="quick runs stop at 100% train accuracy", document_threshold="500 epochs"),
+        ClaimCheck("C5", "fig_6", "modes connect", "barrier < 1%", None, None, note="no ResNet at this scale"),
+    ]
+    write_claims(claims, "telescoping", "quick", record["checks"])
+    documents = [document_inventory("telescoping", "Telescoping lens", [
+        Entry("fig_2", "Approximation error", "Section 4"), Entry("fig_3", "Double descent", "Section 5"),
+        Entry("fig_6", "Mode connectivity", "Section 5", status=NOT_BUILT, note="not landed"),
+        Entry("fig_10", "Double descent on MNIST-1D", "Section 5"), Entry("table_1", "Ratios", "Section 6"),
+    ], ["results/telescoping/figures/fig_2.png", "results/telescoping/figures/fig_10.png",
+        "results/telescoping/tables/table_1.csv"])]
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        build_report("results/report/index.html", documents, {"telescoping": "results/telescoping/claims.json"},
+                     [], "quick", None, "results/report/fidelity.md")
+    finally:
+        os.chdir(cwd)
+    html = (tmp_path / "results" / "report" / "index.html").read_text()
+    assert "the run did not reach the regime the claim is about" in html
+    assert "document: 500 epochs" in html and "no ResNet at this scale" in html
+    fidelity = (tmp_path / "results" / "report" / "fidelity.md").read_text().splitlines()
+    rows = {line.split(" | ")[1]: line for line in fidelity if line.startswith("| Telescoping")}
+    # Section 4: C2 holds. Section 5: C3 disagrees, C4 regime, C5 and C10 not evaluated. Section 6: T1 holds.
+    assert rows["Section 4"] == "| Telescoping lens | Section 4 | 1 | 0 | 0 | 0 | 0 | 0 |"
+    assert rows["Section 5"] == "| Telescoping lens | Section 5 | 0 | 2 | 1 | 0 | 1 | 2 |"
+    assert rows["Section 6"] == "| Telescoping lens | Section 6 | 1 | 0 | 0 | 0 | 0 | 0 |"

@@ -21,7 +21,7 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup, escape
 
-from .claims import ClaimCheck, read_claims
+from .claims import FAILURE_REASONS, ClaimCheck, read_claims
 from .manifests.entries import BUILT, Entry, document_order
 
 NOT_CONFIGURED = "not configured at this scale"  # the manifest says built; this config does not build it
@@ -343,6 +343,28 @@ class ItemView:
 
 
 @dataclass
+class FidelityRow:
+    """What one chapter's (or one paper section's) checks show at this scale."""
+    document: str
+    section: str
+    holds: int = 0
+    not_evaluated: int = 0
+    fails: dict[str, int] = field(default_factory=lambda: dict.fromkeys(FAILURE_REASONS, 0))
+
+    def add(self, check: ClaimCheck) -> None:
+        if check.passed is None:
+            self.not_evaluated += 1
+        elif check.passed:
+            self.holds += 1
+        else:
+            self.fails[check.failure_reason] += 1
+
+    @property
+    def failing(self) -> int:
+        return sum(self.fails.values())
+
+
+@dataclass
 class DocumentView:
     key: str
     title: str
@@ -350,6 +372,17 @@ class DocumentView:
     items: list[ItemView]
     unplaced_checks: list[ClaimCheck]  # checks whose figure or table was not built
     checks: list[ClaimCheck]
+    sections: dict[str, str] = field(default_factory=dict)  # entry id -> its section
+
+    def fidelity(self) -> list[FidelityRow]:
+        """The checks counted per section of the document, in the order the sections come."""
+        rows: dict[str, FidelityRow] = {}
+        for section in self.sections.values():
+            rows.setdefault(section, FidelityRow(self.title, section))
+        for check in self.checks:
+            section = self.sections.get(check.figure, "")
+            rows.setdefault(section, FidelityRow(self.title, section)).add(check)
+        return [row for row in rows.values() if row.holds + row.failing + row.not_evaluated]
 
     def count(self, kind: str, built: bool | None = None) -> int:
         return sum(item.kind == kind and (built is None or item.built == built) for item in self.items)
@@ -395,8 +428,23 @@ def document_view(document: dict, claims_path: str | None, scale: str, report_di
     records = sorted(document["entries"], key=lambda record: document_order(record["id"]))
     items = [_item_view(document["key"], record, checks, report_dir) for record in records]
     built = {item.id for item in items if item.built}
+    sections = {record["id"]: record["section"] for record in records}
     return DocumentView(document["key"], document["title"], claims["scale"] if claims else scale, items,
-                        [check for check in checks if check.figure not in built], checks)
+                        [check for check in checks if check.figure not in built], checks, sections)
+
+
+def fidelity_markdown(views: list[DocumentView], scale: str) -> str:
+    """The fidelity table as Markdown (the README quotes it): per document and section, the checks
+    holding, failing by reason, and not evaluated at this scale."""
+    header = (["document", "section", "hold", "fail"] + [f"fail: {reason}" for reason in FAILURE_REASONS.values()]
+              + ["not evaluated"])
+    lines = [f"Claim checks at the {scale} scale.", "", "| " + " | ".join(header) + " |",
+             "|" + "---|" * len(header)]
+    for view in views:
+        for row in view.fidelity():
+            cells = [row.document, row.section or "—", row.holds, row.failing, *row.fails.values(), row.not_evaluated]
+            lines.append("| " + " | ".join(str(cell) for cell in cells) + " |")
+    return "\n".join(lines) + "\n"
 
 
 def describe_step(step: dict) -> str:
@@ -417,10 +465,12 @@ def _environment() -> jinja2.Environment:
 
 
 def build_report(out_path: str | Path, documents: list[dict], claims: dict[str, str | None],
-                 dataset_provenance: list, scale: str, run: RunSummary | None = None) -> None:
+                 dataset_provenance: list, scale: str, run: RunSummary | None = None,
+                 fidelity_path: str | Path | None = None) -> None:
     """Write the report to ``out_path``. ``documents`` are ``document_inventory`` records in
     report order (entry paths relative to the working directory); ``claims`` maps a document to
-    its claims file; ``run`` is what the report job measured of its run (None: unknown)."""
+    its claims file; ``run`` is what the report job measured of its run (None: unknown). The
+    fidelity table goes to ``fidelity_path`` too, as Markdown, when given."""
     out_path = Path(out_path)
     report_dir = out_path.parent
     report_dir.mkdir(parents=True, exist_ok=True)
@@ -430,5 +480,7 @@ def build_report(out_path: str | Path, documents: list[dict], claims: dict[str, 
         for path in sorted(dataset_provenance)
     ]
     html = _environment().get_template("report.html.j2").render(
-        documents=views, datasets=datasets, scale=scale, run=run, built=BUILT)
+        documents=views, datasets=datasets, scale=scale, run=run, built=BUILT, reasons=FAILURE_REASONS)
     out_path.write_text(html)
+    if fidelity_path is not None:
+        Path(fidelity_path).write_text(fidelity_markdown(views, scale))

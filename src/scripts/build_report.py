@@ -15,4 +15,4 @@ with logged_job(snakemake) as log:
     log.info("commit %s, config %s, wall time %s s, job time %s s over %d benchmark files",
              run.commit, run.config_digest, run.wall_seconds, run.job_seconds, run.benchmark_files)
     build_report(snakemake.output.html, params.documents, params.claims, list(snakemake.input.datasets),
-                 params.scale, run)
+                 params.scale, run, snakemake.output.fidelity)

@@ -6,10 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .records import last_records
+
 
 def final_by_width(runs: pd.DataFrame) -> pd.DataFrame:
     """The last record of every (width, seed) run of a width sweep, with its width."""
-    last = runs.loc[runs.groupby(["setting", "seed"])["step"].idxmax()].copy()
+    last = last_records(runs, ["setting", "seed"]).copy()
     last["width"] = last["setting"].str.removeprefix("width").astype(int)
     return last.sort_values("width")
 

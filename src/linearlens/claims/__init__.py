@@ -1,7 +1,8 @@
 """The papers' claims as checks over measured numbers, and the claims file each paper writes.
 
 ``results/<paper>/claims.json`` holds one verdict per check for the scale that produced it; the
-report reads it. A check that fails is written as failing, with its measured value.
+report reads it. A check that fails is written as failing, with its measured value and one reason
+from ``FAILURE_REASONS``; a check not evaluated at this scale says why in its note.
 """
 
 from __future__ import annotations
@@ -12,6 +13,14 @@ from pathlib import Path
 
 import pandas as pd
 
+# Why a check fails, when it does: one of these, shown beside the verdict.
+FAILURE_REASONS = {
+    "regime": "the run did not reach the regime the claim is about",
+    "stand_in": "stand-in data or model",
+    "disagrees": "disagrees with the document",
+}
+VERDICTS = {True: "holds", False: "fails", None: "not evaluated"}
+
 
 @dataclass(frozen=True)
 class ClaimCheck:
@@ -21,6 +30,30 @@ class ClaimCheck:
     check: str  # the test applied, with its threshold
     measured: float | str | None  # the number the verdict rests on
     passed: bool | None  # None when the check could not be evaluated at this scale
+    # A key of FAILURE_REASONS. A check may name the reason it would fail for at this scale (a
+    # stand-in model, say) whatever its outcome; it is kept only when the check fails, and a failing
+    # check that names none disagrees with the document.
+    failure_reason: str | None = None
+    # Why the check is not evaluated; or why this scale's threshold differs from the document's.
+    note: str = ""
+    # The document's own threshold, where the check applies another (shown beside it).
+    document_threshold: str = ""
+
+    def __post_init__(self):
+        if self.failure_reason is not None and self.failure_reason not in FAILURE_REASONS:
+            raise ValueError(f"claim {self.claim_id}: failure_reason {self.failure_reason!r} is not one of "
+                             f"{sorted(FAILURE_REASONS)}")
+        reason = (self.failure_reason or "disagrees") if self.passed is False else None
+        object.__setattr__(self, "failure_reason", reason)
+
+    @property
+    def verdict(self) -> str:
+        return VERDICTS[self.passed]
+
+    @property
+    def reason(self) -> str:
+        """The failure reason in words; empty unless the check fails."""
+        return FAILURE_REASONS[self.failure_reason] if self.failure_reason else ""
 
 
 def write_claims(path: str | Path, paper: str, scale: str, checks: list[ClaimCheck]) -> None:

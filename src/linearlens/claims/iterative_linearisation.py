@@ -25,7 +25,7 @@ from ..analysis.iterative_linearisation import (
     scaling_slope,
     scheduled,
 )
-from ..analysis.records import read_runs
+from ..analysis.records import last_records, read_runs
 from ..manifests.jobs import ClaimsJob
 from . import ClaimCheck, rank_correlation
 
@@ -80,7 +80,7 @@ def _points(value: float) -> str:
 def final_accuracy(runs: pd.DataFrame, column: str = "test_accuracy_network") -> pd.Series:
     """Each K's accuracy at its last scheduled evaluation, averaged over seeds."""
     points = scheduled(runs)
-    last = points.loc[points.groupby(["K", "seed"])["step"].idxmax()]
+    last = last_records(points, ["K", "seed"])
     return last.groupby("K")[column].mean()
 
 
@@ -286,7 +286,7 @@ def adam_checks(runs: pd.DataFrame, limits: Thresholds) -> list[ClaimCheck]:
     Adam (plain Adam is at least as good as SGD); every period is fitted."""
     roles = adam_roles(runs)
     points = scheduled(runs)
-    final = points.loc[points.groupby(["setting", "seed"])["step"].idxmax()]
+    final = last_records(points, ["setting", "seed"])
     final = final.groupby("setting")["test_accuracy_network"].mean()
     sgd, il = final[roles["sgd"]], final[roles["il_adam"]]
     gap = (sgd - il) / POINT

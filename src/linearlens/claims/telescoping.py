@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..analysis.records import read_runs
+from ..analysis.records import last_records, read_runs
 from ..analysis.telescoping import final_by_width, interpolation_width, relative_mse_table
 from ..manifests.jobs import ClaimsJob
 from . import ClaimCheck, rank_correlation
@@ -17,7 +17,7 @@ ACCURACY_TOLERANCE = 0.01
 
 def _final_records(runs: pd.DataFrame) -> pd.DataFrame:
     """Each run's last record, averaged over seeds: one row per (setting, lr)."""
-    last = runs.loc[runs.groupby(["setting", "lr", "seed"])["step"].idxmax()]
+    last = last_records(runs, ["setting", "lr", "seed"])
     return last.groupby(["setting", "lr"], as_index=False).mean(numeric_only=True)
 
 

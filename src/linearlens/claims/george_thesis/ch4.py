@@ -174,7 +174,7 @@ def _amortisation_checks(job: ClaimsJob, spec: dict, search: pd.DataFrame) -> li
     curves = [read_runs(job.inputs["frequency"])] if job.inputs["frequency"] else []
     for optimiser in spec.get("frequencies", {}):
         curves.append(search[search["run"] == run_name(selected_run(search, spec, optimiser))])
-    finals = final_by_setting(pd.concat(curves))
+    finals = final_by_setting(pd.concat(curves, ignore_index=True))
     frequencies = {method: {f for o, f in finals.index if o == method} for method in ("kfac", "ekfac")}
     shared = sorted((frequencies["kfac"] & frequencies["ekfac"]) - {1})
     if not shared:
