@@ -21,6 +21,7 @@ for document in PAPERS:
                 input_names=list(entry_inputs),
                 spec=canonical(entry.params(config.get(document, {}))),
                 caption=entry.caption,
+                scale=config["scale"],
                 **({"data_source": entry.data_source} if entry.data_source else {}),
             log:
                 f"results/logs/{document}/plot_{entry.id}.log",

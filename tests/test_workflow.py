@@ -134,6 +134,10 @@ def test_smoke_run_builds_everything_and_resumes(tmp_path):
     assert run["relinearisations"].max() == 4  # K = 5 over 20 steps
     assert not list(il.glob("state/**/*.pt"))  # finished runs leave no resumable state behind
     assert "stand-in for CIFAR-10" in json.loads((il / "figures" / "fig_2.json").read_text())["data_source"]
+    # Every figure and table says the scale it was made at, before the data it names.
+    sidecars = [path for path in (workdir / "results").glob("*/*/*.json") if path.parent.name in ("figures", "tables")]
+    assert len(sidecars) > 50
+    assert all(json.loads(path.read_text())["data_source"].startswith("smoke scale — ") for path in sidecars)
     for name, tolerance in (("gbt_tiny_test", 1e-10), ("xgb_tiny_test", 1e-5)):
         trees = json.loads((workdir / "results" / "kernels" / name / "summary.json").read_text())
         assert trees["n_trees"] == 5 and trees["telescoped_vs_predict_max_relative_error"] < tolerance

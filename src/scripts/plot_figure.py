@@ -18,6 +18,8 @@ with logged_job(snakemake) as log:
         labels = (data_label(json.loads(open(path).read())) for path in inputs.get("provenance", []))
         # a figure whose runs generate their own data names it in its manifest entry
         data_source = "; ".join(dict.fromkeys(labels)) or snakemake.params.get("data_source", "")
+        # Every image says at which scale it was made, before the data it names.
+        data_source = f"{snakemake.params.scale} scale — {data_source}"
         plot(FigureJob(snakemake.params.figure, inputs, snakemake.params.spec, snakemake.output[0],
                        snakemake.params.caption, data_source, log))
     log.info("%s by %s", snakemake.output[0], snakemake.params.plot)
