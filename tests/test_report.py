@@ -281,8 +281,8 @@ def test_report_shows_reasons_thresholds_and_the_fidelity_table(tmp_path):
     assert "the run did not reach the regime the claim is about" in html
     assert "document: 500 epochs" in html and "no ResNet at this scale" in html
     fidelity = (tmp_path / "results" / "report" / "fidelity.md").read_text().splitlines()
-    rows = {line.split(" | ")[1]: line for line in fidelity if line.startswith("| Telescoping")}
+    rows = {line.split(" | ")[1]: line for line in fidelity if line.startswith("| telescoping")}
     # Section 4: C2 holds. Section 5: C3 disagrees, C4 regime, C5 and C10 not evaluated. Section 6: T1 holds.
-    assert rows["Section 4"] == "| Telescoping lens | Section 4 | 1 | 0 | 0 | 0 | 0 | 0 |"
-    assert rows["Section 5"] == "| Telescoping lens | Section 5 | 0 | 2 | 1 | 0 | 1 | 2 |"
-    assert rows["Section 6"] == "| Telescoping lens | Section 6 | 1 | 0 | 0 | 0 | 0 | 0 |"
+    assert rows["Section 4"] == "| telescoping | Section 4 | 1 | 0 | 0 | 0 | 0 | 0 |"
+    assert rows["Section 5"] == "| telescoping | Section 5 | 0 | 2 | 1 | 0 | 1 | 2 |"
+    assert rows["Section 6"] == "| telescoping | Section 6 | 1 | 0 | 0 | 0 | 0 | 0 |"

@@ -21,7 +21,7 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup, escape
 
-from .claims import FAILURE_REASONS, ClaimCheck, read_claims
+from .claims import FAILURE_LABELS, FAILURE_REASONS, ClaimCheck, read_claims
 from .manifests.entries import BUILT, Entry, document_order
 
 NOT_CONFIGURED = "not configured at this scale"  # the manifest says built; this config does not build it
@@ -372,16 +372,19 @@ class DocumentView:
     items: list[ItemView]
     unplaced_checks: list[ClaimCheck]  # checks whose figure or table was not built
     checks: list[ClaimCheck]
-    sections: dict[str, str] = field(default_factory=dict)  # entry id -> its section
+    sections: dict[str, str] = field(default_factory=dict)  # entry id -> its section ("" in a paper's body)
+
+    @property
+    def short_name(self) -> str:
+        return self.key.replace("_", " ")
 
     def fidelity(self) -> list[FidelityRow]:
         """The checks counted per section of the document, in the order the sections come."""
         rows: dict[str, FidelityRow] = {}
-        for section in self.sections.values():
-            rows.setdefault(section, FidelityRow(self.title, section))
+        for section in [*self.sections.values(), ""]:
+            rows.setdefault(section or "main text", FidelityRow(self.short_name, section or "main text"))
         for check in self.checks:
-            section = self.sections.get(check.figure, "")
-            rows.setdefault(section, FidelityRow(self.title, section)).add(check)
+            rows[self.sections.get(check.figure) or "main text"].add(check)
         return [row for row in rows.values() if row.holds + row.failing + row.not_evaluated]
 
     def count(self, kind: str, built: bool | None = None) -> int:
@@ -436,13 +439,14 @@ def document_view(document: dict, claims_path: str | None, scale: str, report_di
 def fidelity_markdown(views: list[DocumentView], scale: str) -> str:
     """The fidelity table as Markdown (the README quotes it): per document and section, the checks
     holding, failing by reason, and not evaluated at this scale."""
-    header = (["document", "section", "hold", "fail"] + [f"fail: {reason}" for reason in FAILURE_REASONS.values()]
+    header = (["document", "section", "hold", "fail"] + [f"fail: {label}" for label in FAILURE_LABELS.values()]
               + ["not evaluated"])
-    lines = [f"Claim checks at the {scale} scale.", "", "| " + " | ".join(header) + " |",
+    legend = "; ".join(f"{FAILURE_LABELS[key]}: {reason}" for key, reason in FAILURE_REASONS.items())
+    lines = [f"Claim checks at the {scale} scale. Failure reasons: {legend}.", "", "| " + " | ".join(header) + " |",
              "|" + "---|" * len(header)]
     for view in views:
         for row in view.fidelity():
-            cells = [row.document, row.section or "—", row.holds, row.failing, *row.fails.values(), row.not_evaluated]
+            cells = [row.document, row.section, row.holds, row.failing, *row.fails.values(), row.not_evaluated]
             lines.append("| " + " | ".join(str(cell) for cell in cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -480,7 +484,8 @@ def build_report(out_path: str | Path, documents: list[dict], claims: dict[str, 
         for path in sorted(dataset_provenance)
     ]
     html = _environment().get_template("report.html.j2").render(
-        documents=views, datasets=datasets, scale=scale, run=run, built=BUILT, reasons=FAILURE_REASONS)
+        documents=views, datasets=datasets, scale=scale, run=run, built=BUILT, reasons=FAILURE_REASONS,
+        labels=FAILURE_LABELS)
     out_path.write_text(html)
     if fidelity_path is not None:
         Path(fidelity_path).write_text(fidelity_markdown(views, scale))

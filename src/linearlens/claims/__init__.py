@@ -19,6 +19,8 @@ FAILURE_REASONS = {
     "stand_in": "stand-in data or model",
     "disagrees": "disagrees with the document",
 }
+# The same, in a word or two: the fidelity table's column heads.
+FAILURE_LABELS = {"regime": "regime not reached", "stand_in": "stand-in", "disagrees": "disagrees"}
 VERDICTS = {True: "holds", False: "fails", None: "not evaluated"}
 
 
