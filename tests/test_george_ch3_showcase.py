@@ -223,7 +223,7 @@ def test_h2_claims_pass_and_fail_on_known_numbers(tmp_path):
     for epoch, scores in enumerate([thesis_like, contrary]):
         paths.append(tmp_path / f"{epoch}.json")
         paths[-1].write_text(json.dumps(fake_record(epoch, scores)))
-    independent = {"fisher": {"approximation_draws": "independent"}}
+    independent = {"fisher": {"approximation_draws": "independent", "examples": 300, "samples": 5}}
     job = ClaimsJob({"runs": [str(paths[0])]}, {"thresholds": "quick", "spec": independent})
     assert [c.passed for c in fisher_quality_claims(job)] == [True] * 7
     job = ClaimsJob({"runs": [str(p) for p in paths]}, {"thresholds": "quick", "spec": independent})
@@ -243,10 +243,12 @@ def test_h2_trace_check_fails_on_monte_carlo_errors_above_its_threshold(tmp_path
     path.write_text(json.dumps(fake_record(0, noisy)))
 
     def trace_check(draws):
-        job = ClaimsJob({"runs": [str(path)]}, {"thresholds": "quick", "spec": {"fisher": {"approximation_draws": draws}}})
+        fisher = {"approximation_draws": draws, "examples": 300, "samples": 5}
+        job = ClaimsJob({"runs": [str(path)]}, {"thresholds": "quick", "spec": {"fisher": fisher}})
         return next(c for c in fisher_quality_claims(job) if "very accurately" in c.statement)
 
-    assert trace_check("independent").passed is False
+    independent = trace_check("independent")
+    assert independent.passed is False and independent.failure_reason == "regime" and "Monte-Carlo" in independent.note
     same = trace_check("same")
     assert same.passed is None and "identity" in same.note
 

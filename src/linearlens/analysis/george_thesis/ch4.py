@@ -256,8 +256,10 @@ def stalled(losses: pd.Series, tail_share: float = 0.5, tolerance: float = 0.01)
     """Whether a loss curve (in epoch order) fell by less than ``tolerance`` of its value over its last
     ``tail_share`` of epochs: a run sitting on a plateau it never leaves."""
     values = losses.dropna().to_numpy()
+    if len(values) < 3:
+        return False
     start = values[int(len(values) * (1 - tail_share))]
-    return bool(len(values) > 2 and start - values[-1] < tolerance * abs(start))
+    return bool(start - values[-1] < tolerance * abs(start))
 
 
 def best_validation_runs(frame: pd.DataFrame, column: str = "val_loss", by: str = "optimiser") -> pd.DataFrame:

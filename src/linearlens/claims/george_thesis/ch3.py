@@ -5,7 +5,7 @@ of Fig 3.7 (the thesis's qualitative claim, not numbered in the spec). Figs 3.1 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ...analysis.george_thesis.ch3 import (
     REPRESENTATION_NAMES,
@@ -100,18 +100,17 @@ def fisher_quality_claims(job: ClaimsJob) -> list[ClaimCheck]:
         "fig_3_5", "PMatEKFAC is the best approximation for the forward FIM: vᵀFv",
         "PMatEKFAC has the lowest mean |vᵀF_approx v − vᵀFv|/|vᵀFv| at every checkpoint",
         mean_metric(frame, "vTMv_error"), "ekfac", higher=False))
-    checks += _trace_checks(mean_metric(frame, "trace_error"), limits,
-                            job.params["spec"]["fisher"]["approximation_draws"])
+    checks += _trace_checks(mean_metric(frame, "trace_error"), limits, job.params["spec"]["fisher"])
     return checks
 
 
-def _trace_checks(errors, limits: FisherQualityThresholds, draws: str) -> list[ClaimCheck]:
+def _trace_checks(errors, limits: FisherQualityThresholds, fisher: dict) -> list[ClaimCheck]:
     exact = [name for name in EXACT_TRACE if name in errors.columns]
     measured = "; ".join(f"epoch {epoch}: " + ", ".join(f"{_name(n)} {v:.2g}" for n, v in row.items())
                          for epoch, row in errors.iterrows())
     statement = "PMatDiag, PMatQuasiDiag and PMatEKFAC estimate the trace very accurately"
     criterion = f"their relative trace error ≤ {limits.trace_small:g} at every checkpoint"
-    if draws != "independent":
+    if fisher["approximation_draws"] != "independent":
         small = ClaimCheck("H2", "fig_3_6", statement, criterion, measured, None,
                            note="not evaluated: the approximations reuse F's Monte-Carlo labels, so their traces "
                            "equal tr F by identity (set approximation_draws: independent)")
@@ -119,15 +118,29 @@ def _trace_checks(errors, limits: FisherQualityThresholds, draws: str) -> list[C
         small = ClaimCheck("H2", "fig_3_6", statement, criterion, measured, None,
                            note="not evaluated at this scale: none of the three representations was configured")
     else:
-        small = ClaimCheck("H2", "fig_3_6", statement, criterion, measured,
-                           bool((errors[exact] <= limits.trace_small).all().all()))
-    kfac = ClaimCheck(
-        "H2", "fig_3_6", "PMatKFAC's trace estimate is less accurate",
-        "PMatKFAC's relative trace error exceeds each of theirs at every checkpoint", measured,
-        bool((errors["kfac"] > errors[exact].max(axis=1)).all()) if exact and "kfac" in errors else None,
-        note="" if exact and "kfac" in errors else "not evaluated at this scale: PMatKFAC or all three others "
-        "left out of the configuration")
+        small = _with_noise_reason(ClaimCheck("H2", "fig_3_6", statement, criterion, measured,
+                                              bool((errors[exact] <= limits.trace_small).all().all())), fisher)
+    if not exact or "kfac" not in errors:
+        kfac = ClaimCheck("H2", "fig_3_6", "PMatKFAC's trace estimate is less accurate", "", measured, None,
+                          note="not evaluated at this scale: PMatKFAC or all three others left out of the configuration")
+    else:
+        kfac = _with_noise_reason(ClaimCheck(
+            "H2", "fig_3_6", "PMatKFAC's trace estimate is less accurate",
+            "PMatKFAC's relative trace error exceeds each of theirs at every checkpoint", measured,
+            bool((errors["kfac"] > errors[exact].max(axis=1)).all())), fisher)
     return [small, kfac]
+
+
+def _with_noise_reason(check: ClaimCheck, fisher: dict) -> ClaimCheck:
+    """A failing trace check on independent draws, explained: the three exact-trace errors are the Monte-Carlo
+    noise between two estimates of F, and where it is large it swamps KFAC's structural error too."""
+    if check.passed is not False or fisher["approximation_draws"] != "independent":
+        return check
+    return replace(check, failure_reason="regime", note=(
+        f"the errors of PMatDiag, PMatQuasiDiag and PMatEKFAC are the Monte-Carlo noise between two estimates of F "
+        f"({fisher['examples']} examples × {fisher['samples']} labels each; their traces are exact for the one they "
+        f"are built from); it grows as the stand-in network grows confident (a few labels of classes it does not "
+        f"predict carry tr F), beyond the small fluctuation the thesis's ResNet50 on 200 classes leaves"))
 
 
 # --- Fig 3.7: the NTK adapts to the task ---
