@@ -47,6 +47,9 @@ def test_per_epoch_ordering_is_not_evaluated_against_a_kfac_on_its_plateau():
                        curve("r", "ekfac_ra", [44, 26, 23, 21, 20])])
     checks = _per_epoch_checks(frame, QUICK)
     assert all(c.passed is None and "plateau" in c.note for c in checks)
+    # a baseline that progressed and beats EKFAC makes it fail whatever KFAC does
+    lower = pd.concat([frame, curve("a", "adam_bn", [44, 20, 18, 17, 16])])
+    assert all(c.passed is False for c in _per_epoch_checks(lower, QUICK))
 
 
 def frequency_job(tmp_path, finals: dict[tuple[str, int], float]):

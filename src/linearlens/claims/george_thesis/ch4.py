@@ -160,8 +160,17 @@ def _per_epoch_checks(frame: pd.DataFrame, limits: AutoencoderThresholds) -> lis
             f"of epochs 1 to the last",
             f"epochs below: {measured}; final envelope losses "
             + ", ".join(f"{OPTIMISER_LABELS[o]} {v:.4g}" for o, v in finals.sort_values().items()),
-            None if stall else all(won >= limits.epoch_share * total for won, total in wins.values()), note=stall))
+            _unless_stalled({o: won >= limits.epoch_share * total for o, (won, total) in wins.items()}, stall),
+            note=stall))
     return checks
+
+
+def _unless_stalled(holds: dict[str, bool], stall: str) -> bool | None:
+    """An ordering over every rival: it fails on any rival that progressed; against a KFAC that stalls (and
+    only then) it is not evaluated."""
+    if not all(won for rival, won in holds.items() if not (stall and rival == "kfac")):
+        return False
+    return None if stall else True
 
 
 def _wall_clock_check(frame: pd.DataFrame, limits: AutoencoderThresholds) -> ClaimCheck:
