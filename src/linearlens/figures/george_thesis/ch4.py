@@ -270,7 +270,7 @@ def _sensitivity_panels(axes, frame, spec: dict):
 
 
 def plot_fig_4_3(job: FigureJob) -> None:
-    """Fig 4.3: (a, b) per-epoch envelopes of the training loss against epochs and seconds; (c) validation loss
+    """Fig 4.3: (a) the per-epoch envelope of the training loss, (b) its envelope over time; (c) validation loss
     of each optimiser's best-validation run; (d) sensitivity of the curvature methods to (η, ε)."""
     spec = job.params
     frame = read_runs(job.inputs["runs"])
@@ -376,12 +376,13 @@ def _setting_panels(axes, frame, settings: list[tuple[str, int]], x_columns=("ep
 def _cnn_setup(spec: dict, frame) -> str:
     return (f"{_training_setup(spec, frame)} Convolutions: {spec.get('conv_factors', 'kfc').upper()} factors "
             f"(sua: the thesis's SUA). Curves are per-epoch envelopes over the searched (η, ε) of each optimiser "
-            f"and batch size; a validation panel shows the run with the best overall validation error.")
+            f"and batch size (per-second panels: the lowest loss any of its runs has at each time, every run on its own "
+            f"clock); a validation panel shows the run with the best overall validation error.")
 
 
 def plot_main_cifar(job: FigureJob) -> None:
-    """Figs 4.5 and 4.6: (a, b) per-epoch envelopes per epoch and per second of each optimiser at its batch
-    size; (c) validation error of each setting's best-validation run."""
+    """Figs 4.5 and 4.6: (a) per-epoch and (b) per-second envelopes of each optimiser at its batch size; (c)
+    validation error of each setting's best-validation run."""
     spec = job.params
     frame = _epoch_rows(read_runs(job.inputs["runs"]))
     apply_style()
