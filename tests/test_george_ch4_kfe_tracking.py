@@ -234,6 +234,27 @@ def test_claims_check_the_theorem_and_fail_when_it_is_broken(run, tmp_path):
     assert checks[1].passed is not decorrelated
 
 
+def test_drift_claim_needs_ekfac_to_drift_far_less_than_kfac(tmp_path):
+    """Counter-example to "EKFAC drifts far less quickly than amortised KFAC": EKFAC rising 0.8 per interval
+    where KFAC rises 0.9 fails (a bare ordering passed it); 0.2 against 0.9 holds."""
+    steps = np.arange(0, 40, 10)
+    frame = pd.DataFrame({"step": steps, "recomputed_at": steps // 20 * 20})
+    for method in ("kfac", "ekfac", "ekfac_probe"):
+        frame[f"{method}_error_full"] = 1.0
+    params = {"thresholds": "quick", "spec": SPEC}
+    correlations = {"parameter_basis": np.eye(3) + 0.5, "kfe": np.eye(3)}
+
+    def drift_check(ekfac_rise):
+        frame["kfac_error"] = 1 + 0.9 * (steps % 20 == 10)
+        frame["ekfac_error"] = 1 + ekfac_rise * (steps % 20 == 10)
+        frame["ekfac_probe_error"], frame["kfac_error_layer1"] = 0.5, 1.0
+        frame["ekfac_probe_error_layer1"], frame["ekfac_error_layer1"] = 0.5, 0.5
+        return kfe_tracking_claims(ClaimsJob(save_run(tmp_path, frame, correlations), params))[3]
+
+    assert drift_check(0.8).passed is False
+    assert drift_check(0.2).passed is True
+
+
 def test_figure_writes_its_files_and_names_its_choices(run, tmp_path):
     frame, correlations = run
     png = tmp_path / "fig_4_2.png"

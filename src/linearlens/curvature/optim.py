@@ -35,7 +35,7 @@ from torch.optim import Optimizer
 
 from .fisher import CONV_FACTORS, build, in_eigenbasis, refit_kfe_diagonal
 from .layout import ParameterLayout
-from .representations import BlockDiagonal, EigenKronecker, Kronecker
+from .representations import BlockDiagonal, EigenKronecker, Kronecker, factored_damping
 from .sources import FisherSource
 
 METHODS = ("kfac", "ekfac", "ekfac_ra")
@@ -110,8 +110,7 @@ class KroneckerFactoredOptimizer(Optimizer):
         as the block's (out, width) eigenvalues."""
         if self.damping_mode == "kfe" or name not in self.factor_eigenvalues:
             return epsilon
-        sa, sb = self.factor_eigenvalues[name]
-        return epsilon + epsilon ** 0.5 * (sb[:, None] + sa[None, :])
+        return factored_damping(*self.factor_eigenvalues[name], epsilon)
 
     def _average_in(self, gradient: Tensor, batch_size: int) -> None:
         for layer in self.layout.layers:

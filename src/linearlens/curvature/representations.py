@@ -4,9 +4,10 @@
     mv(v) = M v,  vTMv(v) = vᵀ M v,  solve(v, λ) = (M + λI)⁻¹ v,  trace(),  diag(),  dense().
 
 ``solve`` is the exact damped inverse of the represented matrix in every representation (closed
-form per structure; the implicit one runs conjugate gradients to round-off). It is not the
-factor-wise damping some libraries use for KFAC, (A + √λ I) ⊗ (B + √λ I), nor a low-rank inverse
-that drops the null space.
+form per structure; the implicit one runs conjugate gradients to round-off), never a low-rank
+inverse that drops the null space. KFAC's factor-wise damping, (A + π√λ I) ⊗ (B + √λ/π I) in place
+of A ⊗ B + λI (NNGeometry's ``PMatKFAC.solve``; EKFAC-pytorch's KFAC with π = 1), is what
+``factored_damping`` adds to a Kronecker block's eigenvalues: pass it to ``solve`` as the damping.
 
 Layer-structured representations are block diagonal: one block per layer (``BlockDiagonal``),
 each block a representation of its own slice. Kronecker blocks act on a layer's W̃ = [W, b]
@@ -24,6 +25,20 @@ from torch import Tensor
 
 from .input_factors import InputFactor, as_input_factor, kron, symmetric_eigen
 from .layout import AffineForm, ParameterLayout
+
+
+def factored_damping(sa: Tensor, sb: Tensor, damping: float, pi: float | Tensor = 1.0) -> Tensor:
+    """The eigenvalues of (A + π√λ I) ⊗ (B + √λ/π I) less those of A ⊗ B, laid out as a Kronecker
+    block's (out, width) eigenvalues: λ + √λ (π S_B ⊗ 1 + 1 ⊗ S_A/π), from A's eigenvalues ``sa`` and
+    B's ``sb``."""
+    root = damping ** 0.5
+    return damping + root * (pi * sb[:, None] + sa[None, :] / pi)
+
+
+def balancing_pi(sa: Tensor, sb: Tensor) -> Tensor:
+    """Martens & Grosse's π = √((tr A / dim A) / (tr B / dim B)), which NNGeometry's KFAC solve uses:
+    the damping split between the factors in proportion to their mean eigenvalues."""
+    return (sa.mean() / sb.mean()).sqrt()
 
 
 class CurvatureMatrix(ABC):
@@ -177,6 +192,11 @@ class Kronecker(KroneckerEigenbasis, CurvatureMatrix):
     def mv(self, v):
         return self.form.vector(self.b @ self.input_factor.times(self.form.matrix(v)))
 
+    def pi_damping(self, damping: float) -> Tensor:
+        """NNGeometry's damping of this block for ``solve``: (A + π√λ I) ⊗ (B + √λ/π I)."""
+        sa, _, sb, _ = self.eigen
+        return factored_damping(sa, sb, damping, balancing_pi(sa, sb))
+
     def solve(self, v, damping):
         sa, _, sb, _ = self.eigen
         rotated = self.to_kfe(self.form.matrix(v))
@@ -247,6 +267,11 @@ class BlockDiagonal(CurvatureMatrix):
 
     def solve(self, v, damping):
         return self._per_block(v, lambda block, part: block.solve(part, damping))
+
+    def solve_per_block(self, v: Tensor, damping_of) -> Tensor:
+        """(M + D)⁻¹ v with each block's own damping ``damping_of(block)`` (a number, or what its
+        eigenvalues get added)."""
+        return self._per_block(v, lambda block, part: block.solve(part, damping_of(block)))
 
     def trace(self):
         return sum(block.trace() for block in self.blocks.values())

@@ -380,8 +380,8 @@ ENTRIES = [
     group_figure("fig_4_3", "MNIST deep auto-encoder: training loss per epoch and per second, validation, "
                  "sensitivity to η and ε", "Chapter 4", "autoencoder", autoencoder_inputs,
                  caption="Fig 4.3: deep auto-encoder trained by EKFAC, EKFAC-ra, KFAC (amortised), SGD + BN and Adam + "
-                 "BN; (a) training loss per epoch and (b) per second of training, the per-epoch best run of each "
-                 "optimiser's search; (c) validation loss of the run with the best overall validation loss; "
+                 "BN; (a) training loss per epoch, the per-epoch best run of each optimiser's search, and (b) per "
+                 "second of training, the best run at each time (every run on its own clock); (c) validation loss of the run with the best overall validation loss; "
                  "(d) final training loss over the searched (η, ε)."),
     group_figure("fig_4_4", "Auto-encoder: recomputation frequency of KFAC/EKFAC, and spectrum distance to the "
                  "empirical Fisher", "Chapter 4", "autoencoder", autoencoder_inputs,
@@ -392,8 +392,8 @@ ENTRIES = [
     cifar_figure("fig_4_5", "VGG11 on CIFAR-10: EKFAC, EKFAC-ra, KFAC, SGD; loss per epoch and per second, "
                  "validation error", "Chapter 4", "vgg",
                  "Fig 4.5: VGG11 trained by EKFAC, EKFAC-ra and KFAC without BatchNorm and by SGD with and without "
-                 "it; (a) training loss per epoch and (b) per second, the per-epoch best run of each optimiser and "
-                 "batch size; (c) validation error of the run with the best overall validation error."),
+                 "it; (a) training loss per epoch, the per-epoch best run of each optimiser and batch size, and (b) "
+                 "per second, the best run at each time (every run on its own clock); (c) validation error of the run with the best overall validation error."),
     cifar_figure("fig_4_6", "ResNet34 without BatchNorm on CIFAR-10: EKFAC-ra, KFAC, SGD+BN; loss per epoch and "
                  "per second, validation error", "Chapter 4", "resnet",
                  "Fig 4.6: a residual network without BatchNorm (App. A.3's initialisation) trained by EKFAC-ra, "
@@ -426,13 +426,14 @@ ENTRIES = [
                  "Appendix A", "vgg", "Fig A.1: KFAC and EKFAC (amortised) per epoch at each batch size, the "
                  "per-epoch best run of each."),
     cifar_figure("fig_A_2", "VGG11 on CIFAR-10: training loss per iteration and per second for several batch sizes",
-                 "Appendix A", "vgg", "Fig A.2: KFAC and EKFAC at each batch size, (a) per iteration and (b) per "
-                 "second."),
+                 "Appendix A", "vgg", "Fig A.2: KFAC and EKFAC at each batch size, (a) per iteration (the per-epoch "
+                 "best run) and (b) per second (the best run at each time, every run on its own clock)."),
     cifar_figure("fig_A_3", "ResNet34 on CIFAR-10: KFAC vs EKFAC for several batch sizes", "Appendix A", "resnet",
                  "Fig A.3: as Fig A.1 for the residual network without BatchNorm."),
     cifar_figure("fig_A_4", "VGG11 on CIFAR-10 with a learning-rate schedule: loss per epoch and per second",
-                 "Appendix A", "vgg", "Fig A.4: each optimiser at its batch size with η halved at fixed epochs, "
-                 "the per-epoch best run; (a) per epoch, (b) per second."),
+                 "Appendix A", "vgg", "Fig A.4: each optimiser at its batch size with η halved at fixed epochs; "
+                 "(a) per epoch, the per-epoch best run; (b) per second, the best run at each time (every run on its "
+                 "own clock)."),
     cifar_figure("fig_A_5", "ResNet34 on CIFAR-10 with a learning-rate schedule: loss per epoch and per second",
                  "Appendix A", "resnet", "Fig A.5: as Fig A.4 for the residual network without BatchNorm."),
     # Appendix B: NTK alignment supplementary

@@ -238,6 +238,30 @@ def envelope(frame: pd.DataFrame, by: str = "optimiser", column: str = "train_lo
     return best.sort_values([by, "epoch"]).reset_index(drop=True)
 
 
+def time_envelope(frame: pd.DataFrame, by: str = "optimiser", column: str = "train_loss") -> pd.DataFrame:
+    """Per ``by`` group, the best of its runs at each training time: at each time a run logged, the lowest
+    of every run's latest ``column`` by then, each run on its own clock (the per-second panels; an
+    epoch's envelope read at its run's time would let time run backwards). Rows: ``by``, seconds, the
+    value, and the run holding it; diverged evaluations left out."""
+    finite = frame[np.isfinite(frame[column])]
+    parts = []
+    for group, rows in finite.groupby(by, sort=False):
+        wide = rows.pivot_table(index="seconds", columns="run", values=column, aggfunc="last").ffill()
+        parts.append(pd.DataFrame({by: group, "seconds": wide.index, column: wide.min(axis=1).to_numpy(),
+                                   "run": wide.idxmin(axis=1).to_numpy()}))
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=[by, "seconds", column, "run"])
+
+
+def stalled(losses: pd.Series, tail_share: float = 0.5, tolerance: float = 0.01) -> bool:
+    """Whether a loss curve (in epoch order) fell by less than ``tolerance`` of its value over its last
+    ``tail_share`` of epochs: a run sitting on a plateau it never leaves."""
+    values = losses.dropna().to_numpy()
+    if len(values) < 3:
+        return False
+    start = values[int(len(values) * (1 - tail_share))]
+    return bool(start - values[-1] < tolerance * abs(start))
+
+
 def best_validation_runs(frame: pd.DataFrame, column: str = "val_loss", by: str = "optimiser") -> pd.DataFrame:
     """Per ``by`` group, the rows of the run with the best overall validation ``column`` (its minimum over
     epochs): what the thesis's validation panels show."""
@@ -271,15 +295,16 @@ def envelope_wins(envelopes: pd.DataFrame, method: str, baseline: str, column: s
     return int((wide[method] < wide[baseline]).sum()), len(wide)
 
 
-def loss_by_time(envelopes: pd.DataFrame, seconds: float, column: str = "train_loss") -> pd.Series:
-    """Per optimiser, the lowest envelope loss reached within ``seconds`` of training."""
+def loss_by_time(envelopes: pd.DataFrame, seconds: float, column: str = "train_loss",
+                 by: str = "optimiser") -> pd.Series:
+    """Per group, the lowest envelope loss reached within ``seconds`` of training."""
     within = envelopes[envelopes["seconds"] <= seconds]
-    return within.groupby("optimiser")[column].min()
+    return within.groupby(by)[column].min()
 
 
-def common_time(envelopes: pd.DataFrame) -> float:
-    """The longest training time every optimiser's envelope covers."""
-    return float(envelopes.groupby("optimiser")["seconds"].max().min())
+def common_time(envelopes: pd.DataFrame, by: str = "optimiser") -> float:
+    """The longest training time every group's envelope covers."""
+    return float(envelopes.groupby(by)["seconds"].max().min())
 
 
 def final_by_setting(frame: pd.DataFrame) -> pd.Series:
@@ -298,17 +323,19 @@ def relative_distances(tracked: pd.DataFrame) -> pd.DataFrame:
 # --- Figs 4.5-4.6, A.1-A.5: curves of (optimiser, batch size) settings ---
 
 def setting_envelopes(frame: pd.DataFrame, settings: list[tuple[str, int]], scheduled: bool = False,
-                      column: str = "train_loss") -> pd.DataFrame:
-    """The per-epoch envelope of each (optimiser, batch size) setting, over the runs with a constant η or
-    (``scheduled``) with the halving schedule; a ``setting`` column names it, e.g. "KFAC, batch 64"."""
+                      column: str = "train_loss", over_time: bool = False) -> pd.DataFrame:
+    """The per-epoch envelope (``over_time``: ``time_envelope``) of each (optimiser, batch size) setting,
+    over the runs with a constant η or (``scheduled``) with the halving schedule; a ``setting`` column
+    names it, e.g. "KFAC, batch 64"."""
     schedule = frame["halve_every"].notna() if "halve_every" in frame else pd.Series(False, index=frame.index)
     parts = []
     for optimiser, batch_size in settings:
         chosen = frame[(frame["optimiser"] == optimiser) & (frame["batch_size"] == batch_size)
                        & (schedule == scheduled)]
         if not chosen.empty:
-            parts.append(envelope(chosen, column=column).assign(
-                setting=f"{OPTIMISER_LABELS.get(optimiser, optimiser)}, batch {batch_size}"))
+            best = time_envelope(chosen, column=column) if over_time else envelope(chosen, column=column)
+            parts.append(best.assign(setting=f"{OPTIMISER_LABELS.get(optimiser, optimiser)}, batch {batch_size}",
+                                     batch_size=batch_size))
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 

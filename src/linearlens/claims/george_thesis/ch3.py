@@ -5,7 +5,7 @@ of Fig 3.7 (the thesis's qualitative claim, not numbered in the spec). Figs 3.1 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ...analysis.george_thesis.ch3 import (
     REPRESENTATION_NAMES,
@@ -37,7 +37,9 @@ class FisherQualityThresholds:
     """Spec §3 H2, the same at both scales. Each ordering must hold at every checkpoint; the solve
     is compared by cos(v, v') averaged over the λ grid. ``trace_small``: the largest relative trace
     error of the approximations that keep F's diagonal (diagonal, quasi-diagonal, EKFAC), whose only
-    error the thesis puts down to Monte-Carlo sampling."""
+    error the thesis puts down to Monte-Carlo sampling: their traces equal that of the Monte-Carlo FIM
+    they are built from, so the check means something only when that FIM is an independent draw
+    (``approximation_draws: independent``; with F's own labels the error is round-off by identity)."""
 
     trace_small: float = 0.01
 
@@ -62,7 +64,9 @@ def _per_epoch(table, chosen: str, better) -> tuple[str, bool]:
 
 def _best_check(figure: str, statement: str, check: str, table, chosen: str, higher: bool) -> ClaimCheck:
     if chosen not in table.columns or len(table.columns) < 2:
-        return ClaimCheck("H2", figure, statement, check, f"{_name(chosen)} or a rival was not measured", None)
+        return ClaimCheck("H2", figure, statement, check, f"{_name(chosen)} or a rival was not measured", None,
+                          note="not evaluated at this scale: the configuration leaves out "
+                          f"{_name(chosen)} or every rival representation")
     measured, passed = _per_epoch(table, chosen, (lambda v, o: v > o.max()) if higher else (lambda v, o: v < o.min()))
     return ClaimCheck("H2", figure, statement, check, measured, passed)
 
@@ -96,40 +100,76 @@ def fisher_quality_claims(job: ClaimsJob) -> list[ClaimCheck]:
         "fig_3_5", "PMatEKFAC is the best approximation for the forward FIM: vᵀFv",
         "PMatEKFAC has the lowest mean |vᵀF_approx v − vᵀFv|/|vᵀFv| at every checkpoint",
         mean_metric(frame, "vTMv_error"), "ekfac", higher=False))
-    checks += _trace_checks(mean_metric(frame, "trace_error"), limits)
+    checks += _trace_checks(mean_metric(frame, "trace_error"), limits, job.params["spec"]["fisher"])
     return checks
 
 
-def _trace_checks(errors, limits: FisherQualityThresholds) -> list[ClaimCheck]:
+def _trace_checks(errors, limits: FisherQualityThresholds, fisher: dict) -> list[ClaimCheck]:
     exact = [name for name in EXACT_TRACE if name in errors.columns]
     measured = "; ".join(f"epoch {epoch}: " + ", ".join(f"{_name(n)} {v:.2g}" for n, v in row.items())
                          for epoch, row in errors.iterrows())
-    small = ClaimCheck(
-        "H2", "fig_3_6", "PMatDiag, PMatQuasiDiag and PMatEKFAC estimate the trace very accurately",
-        f"their relative trace error ≤ {limits.trace_small:g} at every checkpoint", measured,
-        bool((errors[exact] <= limits.trace_small).all().all()) if exact else None)
-    kfac = ClaimCheck(
-        "H2", "fig_3_6", "PMatKFAC's trace estimate is less accurate",
-        "PMatKFAC's relative trace error exceeds each of theirs at every checkpoint", measured,
-        bool((errors["kfac"] > errors[exact].max(axis=1)).all()) if exact and "kfac" in errors else None)
+    statement = "PMatDiag, PMatQuasiDiag and PMatEKFAC estimate the trace very accurately"
+    criterion = f"their relative trace error ≤ {limits.trace_small:g} at every checkpoint"
+    if fisher["approximation_draws"] != "independent":
+        small = ClaimCheck("H2", "fig_3_6", statement, criterion, measured, None,
+                           note="not evaluated: the approximations reuse F's Monte-Carlo labels, so their traces "
+                           "equal tr F by identity (set approximation_draws: independent)")
+    elif not exact:
+        small = ClaimCheck("H2", "fig_3_6", statement, criterion, measured, None,
+                           note="not evaluated at this scale: none of the three representations was configured")
+    else:
+        small = _with_noise_reason(ClaimCheck("H2", "fig_3_6", statement, criterion, measured,
+                                              bool((errors[exact] <= limits.trace_small).all().all())), fisher)
+    if not exact or "kfac" not in errors:
+        kfac = ClaimCheck("H2", "fig_3_6", "PMatKFAC's trace estimate is less accurate", "", measured, None,
+                          note="not evaluated at this scale: PMatKFAC or all three others left out of the configuration")
+    else:
+        kfac = _with_noise_reason(ClaimCheck(
+            "H2", "fig_3_6", "PMatKFAC's trace estimate is less accurate",
+            "PMatKFAC's relative trace error exceeds each of theirs at every checkpoint", measured,
+            bool((errors["kfac"] > errors[exact].max(axis=1)).all())), fisher)
     return [small, kfac]
+
+
+def _with_noise_reason(check: ClaimCheck, fisher: dict) -> ClaimCheck:
+    """A failing trace check on independent draws, explained: the three exact-trace errors are the Monte-Carlo
+    noise between two estimates of F, and where it is large it swamps KFAC's structural error too."""
+    if check.passed is not False or fisher["approximation_draws"] != "independent":
+        return check
+    return replace(check, failure_reason="regime", note=(
+        f"the errors of PMatDiag, PMatQuasiDiag and PMatEKFAC are the Monte-Carlo noise between two estimates of F "
+        f"({fisher['examples']} examples × {fisher['samples']} labels each; their traces are exact for the one they "
+        f"are built from); it grows as the stand-in network grows confident (a few labels of classes it does not "
+        f"predict carry tr F), beyond the small fluctuation the thesis's ResNet50 on 200 classes leaves"))
 
 
 # --- Fig 3.7: the NTK adapts to the task ---
 
 def ntk_pair_claims(job: ClaimsJob) -> list[ClaimCheck]:
-    """Fig 3.7 (not numbered in spec §3): the intra-class blocks of the normalised Gram strengthen
-    and the kernel-PCA plane separates the two classes by the last checkpoint."""
+    """Fig 3.7 (not numbered in spec §3): the intra-class blocks of the normalised Gram strengthen, and
+    the kernel-PCA plane goes from mixing the two classes at initialisation to separating them."""
     summary = pair_summary(read_pairs(job.inputs["runs"]), job.params["spec"]["ntk"]["centred"])
     first, last = summary.iloc[0], summary.iloc[-1]
     contrasts = " → ".join(f"{c:.3f} (epoch {e})" for e, c in zip(summary["epoch"], summary["block_contrast"]))
-    separable = ", ".join(f"epoch {e}: {'yes' if s else 'no'}" for e, s in zip(summary["epoch"], summary["separable"]))
     return [
         ClaimCheck("F3.7", "fig_3_7", "the NTK encodes the task later in training: it highlights intra-class examples",
                    "block contrast (mean normalised Gram within classes minus between them) is higher at the last "
                    "checkpoint than at the first", contrasts, bool(last["block_contrast"] > first["block_contrast"])),
-        ClaimCheck("F3.7", "fig_3_7", "examples mixed at initialisation become linearly separable on the first two "
-                   "kernel principal components as training progresses",
-                   "the two classes are linearly separable on the top-2 kernel PCA plane at the last checkpoint",
-                   separable, bool(last["separable"])),
+        separation_check(summary),
     ]
+
+
+def separation_check(summary) -> ClaimCheck:
+    """Mixed at initialisation, separable at the end: a line separates the two classes on the kernel-PCA
+    plane at the last checkpoint and none does at the first."""
+    first, last = summary.iloc[0], summary.iloc[-1]
+    separable = ", ".join(f"epoch {e}: {'yes' if s else 'no'}" for e, s in zip(summary["epoch"], summary["separable"]))
+    already = bool(first["separable"])
+    return ClaimCheck(
+        "F3.7", "fig_3_7", "examples mixed at initialisation become linearly separable on the first two kernel "
+        "principal components as training progresses",
+        "the two classes are not linearly separable on the top-2 kernel PCA plane at the first checkpoint "
+        "(initialisation) and are at the last", separable, bool(not already and last["separable"]),
+        failure_reason="stand_in" if already else None,
+        note="the stand-in pair (8×8 digits 3 and 8) is already separable at initialisation, where the thesis's "
+        "Tiny ImageNet classes are mixed" if already else "")

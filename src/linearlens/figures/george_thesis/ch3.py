@@ -144,6 +144,11 @@ REPRESENTATION_COLOURS = {"diag": "#1b9e77", "quasi_diag": "#7570b3", "kfac": "#
                           "block_diag": "#66a61e", "low_rank": "#a6761d", "dense": "0.3"}
 
 
+def _with_network(job: FigureJob) -> str:
+    """The figure's data source and its network, the stand-in for the thesis's ResNet50 (named on the image)."""
+    return f"{job.data_source}; network: {model_label(job.params['model'])}, stand-in for ResNet50"
+
+
 def _showcase_setup(records: list[dict], spec: dict) -> str:
     """What every figure of the showcase states: the network, the Fisher, the directions, and the
     choices the thesis leaves open."""
@@ -213,12 +218,13 @@ def plot_fig_3_3(job: FigureJob) -> None:
     axes[0, -1].legend(fontsize=8, loc="lower right")
     scores = solve_score(frame)
     caption = (f"{job.caption} cos(v, v′) and residual ‖v − v′‖/‖v′‖ with v′ = (F_approx + λI)⁻¹(F + λI)v against the "
-               f"damping λ, relative to tr F/d (the mean eigenvalue), for each approximation (each solve is exact for "
-               f"its representation: KFAC and EKFAC invert A⊗B + λI, not factor-wise damping). cos averaged over the "
+               f"damping λ, relative to tr F/d (the mean eigenvalue), for each approximation, each solved as NNGeometry "
+               f"solves it: KFAC damped factor-wise, (A + π√λI)⁻¹ ⊗ (B + √λ/π I)⁻¹ with π² = (tr A/dim A)/(tr B/dim B) "
+               f"(PMatKFAC.solve); EKFAC adds λ to s* in its eigenbasis; the diagonal ones add λ. cos averaged over the "
                f"λ grid: " + "; ".join(f"{checkpoint_label(r)}: " + ", ".join(
                    f"{_legend_name(n)} {scores.loc[r['epoch'], n]:.3f}" for n in names) for r in records) + "."
                + _showcase_setup(records, job.params))
-    save_figure(fig, job.png_path, caption, job.data_source)
+    save_figure(fig, job.png_path, caption, _with_network(job))
 
 
 def _grouped_bars(ax, records: list[dict], frame: pd.DataFrame, metric: str, names: list[str]) -> None:
@@ -253,7 +259,7 @@ def plot_fig_3_4(job: FigureJob) -> None:
     caption = (f"{job.caption} Residual ‖F_approx v − Fv‖/‖Fv‖ (left) and cos(Fv, F_approx v) (right). Mean cos: "
                f"{_values(frame, 'mv_cos', records, names)}. Mean residual: "
                f"{_values(frame, 'mv_residual', records, names)}." + _showcase_setup(records, job.params))
-    save_figure(fig, job.png_path, caption, job.data_source)
+    save_figure(fig, job.png_path, caption, _with_network(job))
 
 
 def plot_fig_3_5(job: FigureJob) -> None:
@@ -268,7 +274,7 @@ def plot_fig_3_5(job: FigureJob) -> None:
     caption = (f"{job.caption} Relative difference |vᵀF_approx v − vᵀFv|/|vᵀFv|; lower is better (the thesis's "
                f"caption says higher, a slip). Mean: {_values(frame, 'vTMv_error', records, names)}."
                + _showcase_setup(records, job.params))
-    save_figure(fig, job.png_path, caption, job.data_source)
+    save_figure(fig, job.png_path, caption, _with_network(job))
 
 
 ROUND_OFF_FLOOR = 1e-17  # the trace errors at round-off drawn at least this tall on the log axis
@@ -289,7 +295,7 @@ def plot_fig_3_6(job: FigureJob) -> None:
                f"PMatDiag, PMatQuasiDiag and PMatEKFAC keep F's diagonal (EKFAC: Σ s* = tr F per layer), so their "
                f"error is Monte-Carlo noise only, or round-off when they share F's labels; PMatKFAC's tr A · tr B "
                f"is not F's trace." + _showcase_setup(records, job.params))
-    save_figure(fig, job.png_path, caption, job.data_source)
+    save_figure(fig, job.png_path, caption, _with_network(job))
 
 
 # --- Fig 3.7: the NTK of a two-class function ---------------------------------------------------
@@ -337,4 +343,4 @@ def plot_fig_3_7(job: FigureJob) -> None:
                "components: " + ", ".join("yes" if s else "no" for s in summary["separable"])
                + f" (checkpoints: {'; '.join(_pair_label(run) for run in runs)}). Network "
                f"{model_label(spec['model'])}. Thesis: ResNet50 on Tiny ImageNet, 50 + 50 validation images.")
-    save_figure(fig, job.png_path, caption, job.data_source)
+    save_figure(fig, job.png_path, caption, _with_network(job))

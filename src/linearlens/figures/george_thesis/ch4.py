@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.patches import Ellipse
 
+from ...analysis.george_thesis.ch3 import model_label
 from ...analysis.george_thesis.ch4 import (
     CURVATURE_METHODS,
     METHOD_LABELS,
@@ -30,6 +31,7 @@ from ...analysis.george_thesis.ch4 import (
     selection_batch_size,
     setting_envelopes,
     theorem_margins,
+    time_envelope,
 )
 from ...manifests.jobs import FigureJob
 from ..style import apply_style, save_figure
@@ -198,7 +200,8 @@ def plot_fig_4_2(job: FigureJob) -> None:
         f"the KFE here is that of the probe's own factors. Departures from the spec's MNIST setup "
         f"(14×14, {'-'.join(str(w) for w in [196, *SPEC_CLASSIFIER['hidden'], 10])}; the thesis states no sizes): "
         f"{_departures(spec)}.")
-    save_figure(fig, job.png_path, caption, job.data_source)
+    save_figure(fig, job.png_path, caption, f"{job.data_source}; network: {spec['activation']} MLP, hidden widths "
+                f"{spec['hidden']} (the thesis's small 4-layer sigmoid MLP, its sizes not stated)")
 
 
 # --- Figs 4.3-4.4: the auto-encoder ---
@@ -207,6 +210,17 @@ OPTIMISER_COLOURS = {"ekfac": "#d62728", "ekfac_ra": "#9467bd", "kfac": "#1f77b4
                      "sgd": "#8c564b", "adam_bn": "#ff7f0e"}
 TIMING_NOTE = ("seconds of training (evaluations excluded) on the machine that ran the jobs, every run on one "
                "such machine; CPU timings at quick scale are not comparable with the thesis's GPU ones (T-EK-9)")
+
+
+# The thesis's network each quick model stands in for, by the model's zoo name (named on the image).
+THESIS_NETWORKS = {"autoencoder": "the 784-1000-500-250-30 auto-encoder", "vgg": "VGG11", "resnet": "ResNet34"}
+
+
+def _with_network(job: FigureJob) -> str:
+    """The figure's data source and its network, a stand-in where the thesis's is not the one trained."""
+    model = job.params["model"]
+    thesis = THESIS_NETWORKS.get(model["name"])
+    return f"{job.data_source}; network: {model_label(model)}" + (f", stand-in for {thesis}" if thesis else "")
 
 
 def _label(optimiser: str) -> str:
@@ -218,14 +232,17 @@ def _epoch_rows(frame):
 
 
 def _envelope_panels(ax_epochs, ax_seconds, frame) -> None:
+    """(a) the best run at each epoch; (b) the best run at each time, every run on its own clock."""
+    timed = time_envelope(_epoch_rows(frame))
     for optimiser, rows in envelope(_epoch_rows(frame)).groupby("optimiser", sort=False):
         style = {"color": OPTIMISER_COLOURS.get(optimiser), "label": _label(optimiser)}
         ax_epochs.plot(rows["epoch"], rows["train_loss"], **style)
-        ax_seconds.plot(rows["seconds"], rows["train_loss"], ".-", markersize=3, **style)
+        by_time = timed[timed["optimiser"] == optimiser]
+        ax_seconds.step(by_time["seconds"], by_time["train_loss"], where="post", **style)
     ax_epochs.set(xlabel="epoch", ylabel="training loss (best run at each epoch)", yscale="log",
                   title="(a) training loss per epoch")
-    ax_seconds.set(xlabel="training time (s)", ylabel="training loss", yscale="log", xscale="log",
-                   title="(b) training loss per second")
+    ax_seconds.set(xlabel="training time (s)", ylabel="training loss (best run at each time)", yscale="log",
+                   xscale="log", title="(b) training loss per second")
     ax_seconds.xaxis.set_minor_formatter(plt.NullFormatter())
     ax_epochs.legend(fontsize=8)
 
@@ -253,7 +270,7 @@ def _sensitivity_panels(axes, frame, spec: dict):
 
 
 def plot_fig_4_3(job: FigureJob) -> None:
-    """Fig 4.3: (a, b) per-epoch envelopes of the training loss against epochs and seconds; (c) validation loss
+    """Fig 4.3: (a) the per-epoch envelope of the training loss, (b) its envelope over time; (c) validation loss
     of each optimiser's best-validation run; (d) sensitivity of the curvature methods to (η, ε)."""
     spec = job.params
     frame = read_runs(job.inputs["runs"])
@@ -268,7 +285,7 @@ def plot_fig_4_3(job: FigureJob) -> None:
     ax.legend(fontsize=6)
     image = _sensitivity_panels(axes[1], frame, spec)
     fig.colorbar(image, ax=axes[1].tolist(), label="final training loss", shrink=0.9)
-    save_figure(fig, job.png_path, f"{job.caption} {_training_setup(spec, frame)}", job.data_source)
+    save_figure(fig, job.png_path, f"{job.caption} {_training_setup(spec, frame)}", _with_network(job))
 
 
 def _training_setup(spec: dict, frame) -> str:
@@ -325,7 +342,7 @@ def plot_fig_4_4(job: FigureJob) -> None:
                f"probe's factors at θ₀, kept; EKFAC's s* re-estimated on the current minibatch in that KFE; "
                f"EKFAC-ra's s* the running average (α = 0.75) of the squared minibatch-mean gradient × batch size in "
                f"that KFE, updated at every step. Time: {TIMING_NOTE}. {_training_setup(spec, search)}")
-    save_figure(fig, job.png_path, caption, job.data_source)
+    save_figure(fig, job.png_path, caption, _with_network(job))
 
 
 # --- Figs 4.5-4.6, A.1-A.5: the CIFAR networks ---
@@ -333,19 +350,25 @@ def plot_fig_4_4(job: FigureJob) -> None:
 SETTING_STYLES = ("-", "--", ":", "-.")
 
 
-def _setting_panels(axes, envelopes, x_columns=("epoch", "seconds")) -> None:
-    """One curve per setting (optimiser and batch size), coloured by optimiser, dashed by batch size."""
-    sizes = sorted(envelopes["batch_size"].unique())
-    for setting, rows in envelopes.groupby("setting", sort=False):
-        optimiser, batch_size = rows["optimiser"].iloc[0], rows["batch_size"].iloc[0]
-        style = {"color": OPTIMISER_COLOURS.get(optimiser), "label": setting,
-                 "linestyle": SETTING_STYLES[sizes.index(batch_size) % len(SETTING_STYLES)]}
-        for ax, x in zip(axes, x_columns):
-            ax.plot(rows[x], rows["train_loss"], **style)
+def _setting_panels(axes, frame, settings: list[tuple[str, int]], x_columns=("epoch", "seconds"),
+                    scheduled: bool = False) -> None:
+    """One curve per setting (optimiser and batch size), coloured by optimiser, dashed by batch size: the best
+    run at each epoch (or its iteration), or at each time with every run on its own clock."""
+    sizes = sorted({size for _, size in settings})
+    for ax, x in zip(axes, x_columns):
+        envelopes = setting_envelopes(frame, settings, scheduled=scheduled, over_time=x == "seconds")
+        for setting, rows in envelopes.groupby("setting", sort=False):
+            optimiser, batch_size = rows["optimiser"].iloc[0], rows["batch_size"].iloc[0]
+            style = {"color": OPTIMISER_COLOURS.get(optimiser), "label": setting,
+                     "linestyle": SETTING_STYLES[sizes.index(batch_size) % len(SETTING_STYLES)]}
+            if x == "seconds":
+                ax.step(rows[x], rows["train_loss"], where="post", **style)
+            else:
+                ax.plot(rows[x], rows["train_loss"], **style)
     labels = {"epoch": "epoch", "seconds": "training time (s)", "step": "iteration"}
     for ax, x in zip(axes, x_columns):
-        ax.set(xlabel=labels[x], ylabel="training loss (best run at each point)", yscale="log",
-               xscale="log" if x == "seconds" else "linear")
+        ax.set(xlabel=labels[x], ylabel=f"training loss (best run at each {'time' if x == 'seconds' else x})",
+               yscale="log", xscale="log" if x == "seconds" else "linear")
         ax.xaxis.set_minor_formatter(plt.NullFormatter())  # log-time minor labels overlap
     axes[0].legend(fontsize=7)
 
@@ -353,18 +376,19 @@ def _setting_panels(axes, envelopes, x_columns=("epoch", "seconds")) -> None:
 def _cnn_setup(spec: dict, frame) -> str:
     return (f"{_training_setup(spec, frame)} Convolutions: {spec.get('conv_factors', 'kfc').upper()} factors "
             f"(sua: the thesis's SUA). Curves are per-epoch envelopes over the searched (η, ε) of each optimiser "
-            f"and batch size; a validation panel shows the run with the best overall validation error.")
+            f"and batch size (per-second panels: the lowest loss any of its runs has at each time, every run on its own "
+            f"clock); a validation panel shows the run with the best overall validation error.")
 
 
 def plot_main_cifar(job: FigureJob) -> None:
-    """Figs 4.5 and 4.6: (a, b) per-epoch envelopes per epoch and per second of each optimiser at its batch
-    size; (c) validation error of each setting's best-validation run."""
+    """Figs 4.5 and 4.6: (a) per-epoch and (b) per-second envelopes of each optimiser at its batch size; (c)
+    validation error of each setting's best-validation run."""
     spec = job.params
     frame = _epoch_rows(read_runs(job.inputs["runs"]))
     apply_style()
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.6), layout="constrained")
     settings = main_settings(spec)
-    _setting_panels(axes[:2], setting_envelopes(frame, settings))
+    _setting_panels(axes[:2], frame, settings)
     axes[0].set_title("(a) training loss per epoch")
     axes[1].set_title("(b) training loss per second")
     constant = frame[frame["halve_every"].isna()] if "halve_every" in frame else frame
@@ -378,7 +402,7 @@ def plot_main_cifar(job: FigureJob) -> None:
                      label=f"{_label(optimiser)}, batch {batch_size}")
     axes[2].set(xlabel="epoch", ylabel="validation error", title="(c) validation error (best-validation run)")
     axes[2].legend(fontsize=7)
-    save_figure(fig, job.png_path, f"{job.caption} {_cnn_setup(spec, frame)}", job.data_source)
+    save_figure(fig, job.png_path, f"{job.caption} {_cnn_setup(spec, frame)}", _with_network(job))
 
 
 plot_fig_4_5 = plot_main_cifar
@@ -394,9 +418,9 @@ def plot_batch_sizes(job: FigureJob) -> None:
     apply_style()
     fig, axes = plt.subplots(1, len(sizes), figsize=(4.6 * len(sizes), 4.2), layout="constrained", squeeze=False)
     for ax, size in zip(axes[0], sizes):
-        _setting_panels([ax], setting_envelopes(frame, [s for s in settings if s[1] == size]), ("epoch",))
+        _setting_panels([ax], frame, [s for s in settings if s[1] == size], ("epoch",))
         ax.set_title(f"batch {size}")
-    save_figure(fig, job.png_path, f"{job.caption} {_cnn_setup(spec, frame)}", job.data_source)
+    save_figure(fig, job.png_path, f"{job.caption} {_cnn_setup(spec, frame)}", _with_network(job))
 
 
 plot_fig_A_1 = plot_batch_sizes
@@ -409,10 +433,10 @@ def _two_panel_figure(job: FigureJob, settings: list[tuple[str, int]], x_columns
     frame = _epoch_rows(read_runs(job.inputs["runs"]))
     apply_style()
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.4), layout="constrained")
-    _setting_panels(axes, setting_envelopes(frame, settings, scheduled=scheduled), x_columns)
+    _setting_panels(axes, frame, settings, x_columns, scheduled)
     for ax, title in zip(axes, titles):
         ax.set_title(title)
-    save_figure(fig, job.png_path, f"{job.caption} {_cnn_setup(spec, frame)}", job.data_source)
+    save_figure(fig, job.png_path, f"{job.caption} {_cnn_setup(spec, frame)}", _with_network(job))
 
 
 def plot_fig_A_2(job: FigureJob) -> None:
