@@ -128,8 +128,10 @@ CLAIM_SETS = [
     _claims("resnet_claims", lambda config: {"without BatchNorm": run_files(config, ["resnet_no_bn"]),
                                              "with BatchNorm": run_files(config, ["resnet_bn"])},
             _with("resnet_no_bn", "resnet_bn")),
-    _claims("scaling_claims", _runs_of("data_scaling"), _with("data_scaling")),
-    _claims("probe_claims", lambda config: {"probes": probe_files(config)},
+    _claims("scaling_claims", _runs_of("data_scaling"), _with("data_scaling"),
+            params=lambda config: {**_thresholds(config), "fitted": config["experiments"]["data_scaling"].get(
+                "stop_at_train_accuracy", 0.999)}),
+    _claims("probe_claims", _probe_inputs,
             lambda config: source_experiment(config, "probes") is not None),
     _claims("filter_claims",
             lambda config: {"checkpoints": run_files(config, [source_experiment(config, "filters")], "pt")},
