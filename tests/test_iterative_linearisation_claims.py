@@ -47,6 +47,11 @@ def ramp(start, end, n=11):
     return np.linspace(start, end, n)
 
 
+def rise(end, n=11):
+    """A test-accuracy curve that rises to ``end`` and levels off there for its second half."""
+    return np.concatenate([np.linspace(0.1, end, n // 2 + 1), np.full(n - n // 2 - 1, end)])
+
+
 def verdicts(checks):
     return [check.passed for check in checks]
 
@@ -128,6 +133,20 @@ def test_c6_fails_for_a_large_k_far_from_k1_on_either_side():
     behind = pd.concat([run(1, ramp(0.1, 0.8)), run(1200, ramp(0.1, 0.7))])
     ahead = pd.concat([run(1, ramp(0.1, 0.7)), run(1200, ramp(0.1, 0.8))])
     assert verdicts(resnet_checks({"behind": behind, "ahead": ahead}, QUICK)) == [False, False]
+
+
+def test_c6_a_large_k_still_rising_at_its_end_fails_for_that_reason():
+    # As the quick no-BatchNorm panel: K = 1,200 nine points behind and still climbing.
+    rising = resnet_checks({"p": pd.concat([run(1, rise(0.84)), run(1200, ramp(0.1, 0.75))])}, QUICK)[0]
+    assert rising.passed is False and rising.failure_reason == "regime" and "still rising" in rising.note
+    levelled = resnet_checks({"p": pd.concat([run(1, rise(0.84)), run(1200, rise(0.75))])}, QUICK)[0]
+    assert levelled.passed is False and levelled.failure_reason == "disagrees"
+
+
+def test_c1_and_c4_close_while_still_rising_hold():
+    runs = pd.concat([run(1, ramp(0.1, 0.8)), run(800, ramp(0.1, 0.79), linearised_lead=0.01)])
+    assert finite_k_checks(runs, "C1", "full batch", QUICK)[0].passed is True
+    assert augmented_checks(runs, QUICK)[0].passed is True
 
 
 # --- C7: data scaling -----------------------------------------------------------------------
@@ -261,12 +280,12 @@ def test_c9_fails_when_k1_is_slower():
 
 # --- C10: Adam solving each linearisation ---------------------------------------------------
 
-def adam_runs(sgd=0.6, il=0.5, adam=0.65, period_end_train=1.0):
-    il_run = run(1500, ramp(0.1, il), setting="adam_k1500", optimiser="adam", every=300)
+def adam_runs(sgd=0.6, il=0.5, adam=0.65, period_end_train=1.0, il_curve=rise):
+    il_run = run(1500, il_curve(il), setting="adam_k1500", optimiser="adam", every=300)
     ends = il_run[il_run["relinearisations"].diff().fillna(0) > 0].assign(
         point="before_relinearisation", train_accuracy_linearised=period_end_train)
-    return pd.concat([run(1, ramp(0.1, sgd), setting="sgd_k1"), il_run, ends,
-                      run(1, ramp(0.1, adam), setting="adam", optimiser="adam")])
+    return pd.concat([run(1, rise(sgd), setting="sgd_k1"), il_run, ends,
+                      run(1, rise(adam), setting="adam", optimiser="adam")])
 
 
 def test_c10_holds_on_the_papers_ordering():
@@ -285,6 +304,14 @@ def test_c10_unfitted_periods_fail_and_cannot_carry_the_generalisation_claim():
     worse, _, fitted = adam_checks(adam_runs(period_end_train=0.95), QUICK)
     assert fitted.passed is False and worse.passed is None and "95.0%" in worse.note
     assert adam_checks(adam_runs(il=0.6, period_end_train=0.95), QUICK)[0].failure_reason == "regime"
+
+
+def test_c10_an_il_adam_run_still_rising_at_its_end_fails_for_that_reason_and_cannot_hold():
+    # As the quick run: the IL-Adam network jumps 10 points in its last period.
+    late_jump = lambda end: np.concatenate([np.linspace(0.1, end - 0.1, 10), [end]])  # noqa: E731
+    close = adam_checks(adam_runs(il=0.58, il_curve=late_jump), QUICK)[0]
+    assert close.passed is False and close.failure_reason == "regime" and "still rising" in close.note
+    assert adam_checks(adam_runs(il=0.5, il_curve=late_jump), QUICK)[0].passed is None
 
 
 # --- C11, C12, C13 --------------------------------------------------------------------------
