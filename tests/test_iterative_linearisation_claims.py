@@ -258,6 +258,14 @@ def test_c8_a_one_point_gap_on_one_seed_is_within_the_noise():
     assert checks[1].passed is False and "2 SE = 4.3" in checks[1].measured
 
 
+def test_c8_with_seeds_the_noise_is_the_spread_over_seeds():
+    # The same 1-point gap in both seeds clears the noise; gaps of +5 and −3 points do not.
+    assert probe_checks(probes(ramp(0.58, 0.66), ramp(0.58, 0.65), seeds=(0, 1)), QUICK, 1000)[1].passed is True
+    split = pd.concat([probes(ramp(0.58, 0.70), ramp(0.58, 0.65), seeds=(0,)),
+                       probes(ramp(0.58, 0.62), ramp(0.58, 0.65), seeds=(1,))])
+    assert probe_checks(split, QUICK, n_test=1000)[1].passed is False
+
+
 def test_c8_fails_when_the_probes_never_improve_on_the_random_features():
     checks = probe_checks(probes(ramp(0.75, 0.70), ramp(0.75, 0.60)), QUICK, n_test=100_000)
     assert checks[1].passed is False

@@ -488,7 +488,8 @@ def adam_checks(runs: pd.DataFrame, limits: Thresholds) -> list[ClaimCheck]:
 
 
 def damping_checks(summary: pd.DataFrame, drawn: list[float], train_rmse_limit: float) -> list[ClaimCheck]:
-    """C11: more damping, lower and more consistent test RMSE, similar minima, smoother functions."""
+    """C11: more damping, lower and more consistent test RMSE, similar minima, smoother functions
+    (the paper's own setup at every scale; thresholds the spec's, where the paper states none)."""
     kept = kept_runs(summary, train_rmse_limit)
     stats = kept.groupby("damping")["test_rmse"].agg(["mean", "std", "min"])
     smallest, largest = stats.index.min(), stats.index.max()
@@ -501,11 +502,15 @@ def damping_checks(summary: pd.DataFrame, drawn: list[float], train_rmse_limit: 
                    "mean test RMSE at the largest λ at least 5× lower than at the smallest λ, and its std lower",
                    f"mean {stats.loc[smallest, 'mean']:.3g} → {stats.loc[largest, 'mean']:.3g} (×{factor:.1f}), "
                    f"std {stats.loc[smallest, 'std']:.3g} → {stats.loc[largest, 'std']:.3g}",
-                   bool(factor >= 5 and stats.loc[largest, "std"] < stats.loc[smallest, "std"])),
+                   bool(factor >= 5 and stats.loc[largest, "std"] < stats.loc[smallest, "std"]),
+                   document_threshold="none stated: \"a reduction in the mean test RMSE and an increase in "
+                                      "consistency\" (L Fig 9 caption)"),
         ClaimCheck("C11", "fig_9", "the mean test RMSE falls as damping grows",
-                   "Spearman ρ(λ, mean test RMSE) ≤ −0.8", f"ρ {rho:.3f}", bool(rho <= -0.8)),
+                   "Spearman ρ(λ, mean test RMSE) ≤ −0.8", f"ρ {rho:.3f}", bool(rho <= -0.8),
+                   document_threshold="none stated (a trend over λ)"),
         ClaimCheck("C11", "fig_9", "the minimum test RMSEs are similar across damping values",
-                   "largest / smallest per-λ minimum test RMSE ≤ 4", f"{spread:.2f}", bool(spread <= 4)),
+                   "largest / smallest per-λ minimum test RMSE ≤ 4", f"{spread:.2f}", bool(spread <= 4),
+                   document_threshold="none stated: \"despite the minimums being similar\""),
         ClaimCheck("C11", "fig_9", "the learnt functions become smoother as damping increases",
                    f"mean total variation on the test grid at λ = {max(drawn):g} < at λ = {min(drawn):g}",
                    f"{variation.get(min(drawn), float('nan')):.3g} → {variation.get(max(drawn), float('nan')):.3g}",
@@ -518,7 +523,8 @@ def identity_checks(differences: dict[str, float], steps: int, limits: Threshold
     tolerance = dict(limits.identity)
     return [ClaimCheck("C12", "fig_2", "iterative linearisation with K = 1 is (stochastic) gradient descent",
                        f"max |θ_IL(K=1) − θ_SGD| after {steps} steps ≤ {tolerance[dtype]:g} in {dtype}",
-                       f"{difference:.3g}", bool(difference <= tolerance[dtype]))
+                       f"{difference:.3g}", bool(difference <= tolerance[dtype]),
+                       note="an identity of the method: this tests the implementation, not a finding")
             for dtype, difference in differences.items()]
 
 
