@@ -46,6 +46,30 @@ def adam_roles(runs: pd.DataFrame) -> dict[str, str]:
     return roles
 
 
+def optimised_column(k, split: str = "train") -> str:
+    """The accuracy column of the model a run optimises: the linearised model for K = ∞ (its
+    network at θ₀ + δ is not what is trained), the network otherwise."""
+    return f"{split}_accuracy_linearised" if str(k) == "inf" else f"{split}_accuracy_network"
+
+
+def run_outcomes(runs: pd.DataFrame, fitted: float, settled_within: float = 0.01) -> pd.DataFrame:
+    """Per run (setting, seed): K, lr, n_train, its last step, and how it ended: ``diverged``;
+    ``converged``, trained until its optimised model fits at least ``fitted`` of the training set
+    (at the last scheduled evaluation); ``settled``, its best test accuracy no longer rising (the
+    last quarter of its evaluations improve on the best before by under ``settled_within``)."""
+    rows = []
+    for (setting, seed), run in scheduled(runs).sort_values("step", kind="stable").groupby(["setting", "seed"]):
+        k, last = run["K"].iloc[0], run.iloc[-1]
+        test = run[optimised_column(k, "test")].to_numpy()
+        split = max(1, len(test) - max(1, len(test) // 4))
+        diverged = bool(runs.loc[(runs["setting"] == setting) & (runs["seed"] == seed), "diverged"].any())
+        rows.append({"setting": setting, "seed": seed, "K": k, "lr": last["lr"], "n_train": last["n_train"],
+                     "step": int(last["step"]), "train_accuracy": float(last[optimised_column(k)]),
+                     "diverged": diverged, "converged": not diverged and last[optimised_column(k)] >= fitted,
+                     "settled": not diverged and test[split:].max() - test[:split].max() < settled_within})
+    return pd.DataFrame(rows)
+
+
 def best_accuracies(runs: pd.DataFrame) -> pd.DataFrame:
     """Per run, the best test accuracy over its scheduled evaluations ("optimal early stopping",
     selected on the test set as the paper does): the linearised model's for K = ∞ (the network at
@@ -55,6 +79,8 @@ def best_accuracies(runs: pd.DataFrame) -> pd.DataFrame:
                       points["test_accuracy_network"])
     points = points.assign(best_accuracy=column)
     best = points.groupby(["setting", "seed", "K", "lr", "n_train"], as_index=False)["best_accuracy"].max()
+    diverged = runs.groupby(["setting", "seed"])["diverged"].any()
+    best["diverged"] = [bool(diverged[(s, seed)]) for s, seed in zip(best["setting"], best["seed"])]
     return best.assign(test_error=1 - best["best_accuracy"], curve=[f"{k_label(k)}, lr {lr:g}" for k, lr in
                                                                     zip(best["K"], best["lr"])])
 

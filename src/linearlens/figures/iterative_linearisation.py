@@ -100,8 +100,9 @@ def plot_schematic(png_path) -> None:
 def _k_sweep_panel(ax, runs: pd.DataFrame, palette: dict, x: str = "step", linestyle: str = "-",
                    suffix: str = "") -> None:
     for k, at_k in _by_k(scheduled(runs)):
+        diverged = " (diverged, stopped)" if runs.loc[runs["K"] == k, "diverged"].any() else ""
         sns.lineplot(data=at_k, x=x, y="test_accuracy_network", errorbar="se", color=palette[k], ax=ax,
-                     linestyle=linestyle, label=k_label(k) + suffix)
+                     linestyle=linestyle, label=k_label(k) + suffix + diverged)
 
 
 def plot_k_sweeps(full_batch: pd.DataFrame, mini_batch: pd.DataFrame, png_path, data_source: str,
@@ -240,6 +241,14 @@ def data_scaling_panels(best: pd.DataFrame) -> dict[str, pd.DataFrame]:
     return {"left": left, "right": right}
 
 
+def mark_diverged(ax, best: pd.DataFrame, y: str) -> None:
+    """A red cross on every point whose run diverged (its best accuracy is from before)."""
+    diverged = best[best["diverged"]]
+    if len(diverged):
+        ax.scatter(diverged["n_train"], diverged[y], marker="x", s=80, color=NETWORK_COLOUR, zorder=4,
+                   label="diverged (best before it)")
+
+
 def plot_data_scaling(runs: pd.DataFrame, png_path, data_source: str, deviations: str | None) -> None:
     """Fig 5: best test accuracy against the training-set size (top, the paper's panels) and the
     test error on log-log axes with the fitted slope of each curve (bottom)."""
@@ -260,6 +269,8 @@ def plot_data_scaling(runs: pd.DataFrame, png_path, data_source: str, deviations
         for curve in curves:
             slope = scaling_slope(panel[panel["curve"] == curve])
             axes[1, column].plot([], [], color=palette[curve], label=f"{curve}: slope {slope:.2f}")
+        for ax, y in zip(axes[:, column], ("best_accuracy", "test_error")):
+            mark_diverged(ax, panel, y)
         axes[1, column].set(xscale="log", yscale="log", xlabel="training-set size n", ylabel="test error (log)")
         for ax in axes[:, column]:
             ax.legend(fontsize=7)
@@ -268,7 +279,10 @@ def plot_data_scaling(runs: pd.DataFrame, png_path, data_source: str, deviations
                "the evaluations, selected on the test set as in the paper. K = ∞ is the linearisation at "
                "initialisation (gradient descent with the empirical kernel at θ₀) and reports the linearised "
                "model's accuracy. Bottom: test error on log-log axes with fitted slopes (after Vyas et al. 2022; "
-               "not in the paper)." + setup_note(runs, deviations) + version_note("fig_5"))
+               "not in the paper). A red cross marks a run that diverged (stopped; its best accuracy is from "
+               "before): " + (", ".join(f"{k_label(r.K)} lr {r.lr:g} n={r.n_train}" for r in
+                                      best[best["diverged"]].itertuples()) or "none") + "."
+               + setup_note(runs, deviations) + version_note("fig_5"))
     save_figure(fig, png_path, caption, data_source)
 
 
@@ -394,8 +408,15 @@ def _training_runs(job: FigureJob) -> tuple[dict[str, pd.DataFrame], str | None]
     """The runs of each experiment the figure draws, and the experiments' departures from the paper."""
     runs = read_records(job.inputs["runs"])
     job.log.info("%d runs", runs.groupby(["experiment", "setting", "seed"]).ngroups)
-    deviations = " ".join(spec["deviations"] for spec in job.params.values() if spec.get("deviations")) or None
+    experiments = job.params["experiments"].values()
+    deviations = " ".join(spec["deviations"] for spec in experiments if spec.get("deviations")) or None
     return dict(tuple(runs.groupby("experiment"))), deviations
+
+
+def named_source(job: FigureJob) -> str:
+    """The data source as the image names it, with the stand-in network where there is one."""
+    network = job.params.get("network")
+    return f"{job.data_source}; network: {network}" if network else job.data_source
 
 
 # Each training figure's plot, and the experiments it draws in the plot's argument order.
@@ -408,19 +429,19 @@ def training_figure(job: FigureJob) -> None:
     """Figs 2, 3, 4, 5, 8 from the runs of their experiments."""
     plot, experiments = TRAINING_PLOTS[job.figure]
     runs, deviations = _training_runs(job)
-    plot(*(runs[experiment] for experiment in experiments), job.png_path, job.data_source, deviations)
+    plot(*(runs[experiment] for experiment in experiments), job.png_path, named_source(job), deviations)
 
 
 def fig_6(job: FigureJob) -> None:
     probes = read_records(job.inputs["probes"])
-    plot_probes(probes, job.png_path, job.data_source, job.params.get("deviations"))
+    plot_probes(probes, job.png_path, named_source(job), job.params.get("deviations"))
 
 
 def fig_7(job: FigureJob) -> None:
     from ..experiments.iterative_linearisation import first_layer_changes  # reads checkpoints: torch
 
     changes, epochs_per_step = first_layer_changes(job.inputs["checkpoints"], job.params.get("seed", 0))
-    plot_filters(changes, job.params["n_filters"], job.png_path, job.data_source, epochs_per_step,
+    plot_filters(changes, job.params["n_filters"], job.png_path, named_source(job), epochs_per_step,
                  job.params.get("deviations"))
 
 

@@ -50,13 +50,22 @@ def provenance(config, experiments) -> list[str]:
     return sorted({f"results/data/{config['experiments'][e]['dataset']}.json" for e in experiments})
 
 
+def stand_in_network(config, experiments) -> str:
+    """The stand-in networks the experiments train, as the figure names them ("" where they
+    train the paper's own: no ``stand_in_networks`` entry for their model)."""
+    names = config.get("stand_in_networks", {})
+    models = dict.fromkeys(config["experiments"][e]["model"]["name"] for e in experiments)
+    return "; ".join(names[model] for model in models if model in names)
+
+
 # --- what each figure reads ---------------------------------------------------------------------
 
 def _training(figure_id, title, experiments, note):
     return Entry(figure_id, title, note=note, plot=f"{FIGURES}:training_figure",
                  inputs=lambda config: {"runs": run_files(config, experiments),
                                         "provenance": provenance(config, experiments)},
-                 params=lambda config: {e: config["experiments"][e] for e in experiments},
+                 params=lambda config: {"experiments": {e: config["experiments"][e] for e in experiments},
+                                        "network": stand_in_network(config, experiments)},
                  configured=lambda config: all(e in config.get("experiments", {}) for e in experiments))
 
 
@@ -87,10 +96,12 @@ ENTRIES = [
     _training("fig_5", "Best test accuracy against the training-set size for each K", ["data_scaling"],
               "S-Fig 4"),
     Entry("fig_6", "Linear probes on the layer-1 and layer-2 features", note="longer version only",
-          plot=f"{FIGURES}:fig_6", inputs=_probe_inputs, params=lambda config: config["probes"],
+          plot=f"{FIGURES}:fig_6", inputs=_probe_inputs,
+          params=lambda config: {**config["probes"], "network": stand_in_network(config, [config["probes"]["source"]])},
           configured=lambda config: source_experiment(config, "probes") is not None),
     Entry("fig_7", "First-layer filters' change from initialisation", note="longer version only",
-          plot=f"{FIGURES}:fig_7", inputs=_filter_inputs, params=lambda config: config["filters"],
+          plot=f"{FIGURES}:fig_7", inputs=_filter_inputs,
+          params=lambda config: {**config["filters"], "network": stand_in_network(config, [config["filters"]["source"]])},
           configured=lambda config: source_experiment(config, "filters") is not None, environment="torch"),
     _training("fig_8", "Iterative linearisation with Adam solving each linearisation", ["adam"], "S-Fig 5"),
     Entry("fig_9", "Damped Gauss-Newton on a 1-D quintic: test RMSE against the damping", note="S-Fig 6",
@@ -128,8 +139,10 @@ CLAIM_SETS = [
     _claims("resnet_claims", lambda config: {"without BatchNorm": run_files(config, ["resnet_no_bn"]),
                                              "with BatchNorm": run_files(config, ["resnet_bn"])},
             _with("resnet_no_bn", "resnet_bn")),
-    _claims("scaling_claims", _runs_of("data_scaling"), _with("data_scaling")),
-    _claims("probe_claims", lambda config: {"probes": probe_files(config)},
+    _claims("scaling_claims", _runs_of("data_scaling"), _with("data_scaling"),
+            params=lambda config: {**_thresholds(config), "fitted": config["experiments"]["data_scaling"].get(
+                "stop_at_train_accuracy", 0.999)}),
+    _claims("probe_claims", _probe_inputs,
             lambda config: source_experiment(config, "probes") is not None),
     _claims("filter_claims",
             lambda config: {"checkpoints": run_files(config, [source_experiment(config, "filters")], "pt")},
