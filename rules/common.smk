@@ -23,7 +23,8 @@ from linearlens.data.registry import OPENML_MARKER, RAW_DIR, SOURCES, get_source
 from linearlens.train.heap import HEAP_ENVIRONMENT
 from linearlens.scheduling import event_driven_scheduling
 
-# A local run selects jobs when a job ends, not on Snakemake's job-rate timers (linearlens.scheduling).
+# A local run selects jobs when a job ends, from every ready job, not on Snakemake's job-rate timers
+# (linearlens.scheduling; profiles/default says what the timers cost).
 onstart:
     event_driven_scheduling(workflow)
 

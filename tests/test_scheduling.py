@@ -1,6 +1,7 @@
 """Snakemake's own process: a local run selects jobs when a job ends, not on the job-rate timers
 (linearlens.scheduling); a cluster run keeps its submission cap."""
 
+import inspect
 import subprocess
 import time
 from types import SimpleNamespace
@@ -12,19 +13,28 @@ from test_workflow import snakemake, workflow_copy
 
 
 def fake_workflow(local_exec):
-    return SimpleNamespace(local_exec=local_exec, scheduler=SimpleNamespace(job_rate_limiter="100/5s"))
+    return SimpleNamespace(local_exec=local_exec, scheduler=SimpleNamespace(job_rate_limiter="100/5s", subsample=16))
 
 
-def test_a_local_run_drops_the_job_rate_limit():
+def test_a_local_run_drops_the_job_rate_limit_and_sees_every_ready_job():
     workflow = fake_workflow(local_exec=True)
     event_driven_scheduling(workflow)
     assert workflow.scheduler.job_rate_limiter is None
+    assert workflow.scheduler.subsample is None
 
 
 def test_a_cluster_run_keeps_its_submission_cap():
     workflow = fake_workflow(local_exec=False)
     event_driven_scheduling(workflow)
-    assert workflow.scheduler.job_rate_limiter == "100/5s"
+    assert (workflow.scheduler.job_rate_limiter, workflow.scheduler.subsample) == ("100/5s", 16)
+
+
+def test_snakemake_still_has_what_the_hook_switches_off():
+    """A Snakemake upgrade that renames either attribute would silently bring the timers back."""
+    from snakemake.scheduling.job_scheduler import JobScheduler
+
+    source = inspect.getsource(JobScheduler.__init__)
+    assert "self.job_rate_limiter = " in source and "self.subsample = " in source
 
 
 def test_a_snakemake_without_the_limiter_is_left_alone():
