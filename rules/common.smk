@@ -21,6 +21,13 @@ from linearlens.config import validate_config
 from linearlens.models.names import model_module, named_models
 from linearlens.data.registry import OPENML_MARKER, RAW_DIR, SOURCES, get_source, raw_paths
 from linearlens.train.heap import HEAP_ENVIRONMENT
+from linearlens.scheduling import event_driven_scheduling
+
+# A local run selects jobs when a job ends, from every ready job, not on Snakemake's job-rate timers
+# (linearlens.scheduling; profiles/default says what the timers cost).
+onstart:
+    event_driven_scheduling(workflow)
+
 
 # Jobs keep freed heap blocks instead of page-faulting them back every step (see HEAP_ENVIRONMENT);
 # a variable the user set wins.
