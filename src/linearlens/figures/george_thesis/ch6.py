@@ -650,7 +650,9 @@ def plot_fig_B_1(job: FigureJob) -> None:
     tick_step = next(step for step in (1, 2, 5, 10, 20, 50, 100, 2 * k) if 2 * k / step <= 10)  # 1, 10, 20, …
     ax.set_xticks(np.unique([1, *range(tick_step, 2 * k + 1, tick_step)]))
     ax.legend(loc="upper right", frameon=True)
-    save_figure(fig, job.png_path, perturbation_caption(job, runs, summary), job.data_source)
+    model = job.params["model"]
+    network = model_label(model) + ("" if model["name"] == "vgg" else ", stand-in for VGG11")
+    save_figure(fig, job.png_path, perturbation_caption(job, runs, summary), f"{job.data_source}; network: {network}")
 
 
 # --- Fig 6.6: complexity measures against the generalisation gap ---
@@ -730,4 +732,7 @@ def plot_fig_6_6(job: FigureJob) -> None:
                 labels.append(label)
     fig.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, frameon=False)
     fig.tight_layout()
-    save_figure(fig, job.png_path, job.caption + complexity_setup_note(finals, spec), job.data_source)
+    stand_ins = [f"{panel} panel: {model_label(spec['panels'][panel]['model'])}, stand-in for VGG19" for panel in panels
+                 if spec["panels"][panel]["model"]["name"] not in ("mlp", "vgg")]
+    networks = "; network: MLP (the thesis's kind)" + "".join(f"; {text}" for text in stand_ins)
+    save_figure(fig, job.png_path, job.caption + complexity_setup_note(finals, spec), job.data_source + networks)
