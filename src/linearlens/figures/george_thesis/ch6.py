@@ -213,6 +213,7 @@ def _architecture_figure(job: FigureJob, frame, column: str, ylabel: str, label:
     for ax, family in zip(axes[0], panels):
         for seed, curve in frame[frame.family == family].groupby("seed"):
             ax.plot(curve.step, curve[column], color="C3", label=f"seed {seed}")
+            _mark_divergence(ax, curve, column)
         ax.set_title(network_name(families[family]).replace(" (stand-in", "\n(stand-in"), fontsize=9)
         ax.set_xlabel("SGD iterations")
         _log_steps(ax)
@@ -220,6 +221,14 @@ def _architecture_figure(job: FigureJob, frame, column: str, ylabel: str, label:
     fig.tight_layout()
     caption = f"{job.caption} {label}: test probe kernel (clean labels), noise-free runs.{note}{_setup_note(job)}"
     save_figure(fig, job.png_path, caption, _data_source(job))
+
+
+def _mark_divergence(ax, curve: pd.DataFrame, column: str) -> None:
+    """A run whose values stop being numbers (it diverged) is marked where its curve ends."""
+    lost = curve[curve[column].isna()]
+    if len(lost):
+        ax.text(0.5, 0.5, f"diverged by step {int(lost.step.iloc[0]):,}", transform=ax.transAxes, ha="center",
+                color="C3", fontsize=9)
 
 
 # --- Figs 6.4, B.7: alignment on easy vs difficult examples ---
