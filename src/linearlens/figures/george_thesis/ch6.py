@@ -196,7 +196,7 @@ def _uncentred_note(job: FigureJob, test: pd.DataFrame) -> str:
         curve = test[(test.family == run["family"]) & (test.seed == run["seed"])].cka_uncentred
         shares = example_mean_shares(grams)["share"]
         parts.append(f"{network_name(families[run['family']])}: {curve.iloc[0]:.3f} → {curve.iloc[-1]:.3f}, "
-                     f"example-mean part {shares.min():.0%}–{shares.max():.0%} of ‖K‖_F")
+                     f"example-mean part {shares.min():.1%}–{shares.max():.1%} of ‖K‖_F")
     return (" Uncentred alignment of the test probe's tangent kernel K with K_Y = YYᵀ (one-hot labels), neither "
             "centred, from the saved Grams; first → last value per network, with the share of ‖K‖_F that is the "
             "example-mean tangent feature's part (what centring removes) over the run: " + "; ".join(parts) + ". "
