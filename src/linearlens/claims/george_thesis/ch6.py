@@ -288,11 +288,15 @@ class DiskThresholds:
 
     ratio_drop: float
     ratio_drop_strict: bool  # True: drop > ratio_drop (a decrease); False: drop ≥ ratio_drop
+    note: str = ""  # why this scale's threshold is not the thesis's 7.5×
 
 
 DISK_THRESHOLDS = {
-    "quick": DiskThresholds(ratio_drop=1.0, ratio_drop_strict=True),
-    "paper": DiskThresholds(ratio_drop=5.0, ratio_drop_strict=False),
+    "quick": DiskThresholds(ratio_drop=1.0, ratio_drop_strict=True,
+                            note="quick trains a 4×128 MLP (thesis 6×256) on 200 points (thesis 500) for 500 GD "
+                            "iterations (thesis 2,000): the check asks for the direction of the change (spec §2)"),
+    "paper": DiskThresholds(ratio_drop=5.0, ratio_drop_strict=False,
+                            note="the spec's full-scale reading (§3): at least 5×, below the thesis's one run's 7.5×"),
 }
 
 
@@ -312,7 +316,8 @@ def disk_claims(job: ClaimsJob) -> list[ClaimCheck]:
     return [
         ClaimCheck("H16", "fig_6_1", f"spectrum anisotropy grows: {ratio} = 1.5% at iteration 0, 0.2% at iteration 2000",
                    f"{ratio} (mean over {seeds} seed(s)) {wanted} from iteration {start:,} to {end:,}",
-                   f"{percent(first['ratio'])} → {percent(last['ratio'])} ({drop:.2f}× drop)", bool(passed)),
+                   f"{percent(first['ratio'])} → {percent(last['ratio'])} ({drop:.2f}× drop)", bool(passed),
+                   note=limits.note, document_threshold="1.5% → 0.2% (a 7.5× drop)"),
         ClaimCheck("H16", "fig_6_1", "class structure (the boundary circle) appears in the top eigenfunctions",
                    f"largest |correlation| of the top eigenfunctions with the centred grid labels (mean over {seeds} "
                    f"seed(s)) is higher at iteration {end:,} than at {start:,}",
