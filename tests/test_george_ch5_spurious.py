@@ -410,7 +410,8 @@ def test_matched_accuracy_interpolates_at_the_first_crossing():
 
 
 SPEC = {"seeds": [0, 1], "figure_seed": 0, "alphas": [1, 100],
-        "families": {family: {"label": f"{family} stand-in", "dataset": f"{family}_data", "with_spurious": "agreement"}
+        "families": {family: {"label": f"{family} stand-in", "dataset": f"{family}_data", "with_spurious": "agreement",
+                              "model": {"name": "mlp", "in_features": 4, "hidden": [8], "out_features": 1}}
                      for family in ("celeba", "waterbirds")}}
 
 
@@ -471,7 +472,8 @@ def test_figures_are_drawn_from_their_jobs(tmp_path):
                         str(tmp_path / f"{figure}.png"), "Caption.", "synthetic, a stand-in")
         getattr(figures, f"plot_{figure}")(job)
         sidecar = json.loads((tmp_path / f"{figure}.json").read_text())
-        assert sidecar["data_source"] == "synthetic, a stand-in" and "12 consecutive" in sidecar["caption"]
+        assert sidecar["data_source"].startswith("synthetic, a stand-in; network: ")
+        assert "MLP 4-8-1 (stand-in for" in sidecar["data_source"] and "12 consecutive" in sidecar["caption"]
 
 
 def run_key(run):

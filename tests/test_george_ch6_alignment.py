@@ -169,7 +169,7 @@ def test_a_tiny_alignment_group_runs_through_its_figures_and_claims(tmp_path):
                          "noise0.5_lr0.05": {"label_noise": 0.5, "lr": 0.05},
                          "noise0_lr0.01": {"label_noise": 0.0, "lr": 0.01}}}}}
     runs = []
-    files = {"rows": [], "layers": [], "spectra": [], "trace_ratios": []}
+    files = {"rows": [], "layers": [], "spectra": [], "trace_ratios": [], "grams": []}
     for (family, setting), run in kernel_runs(group).items():
         run = {**run, "keep_grams": True}
         task, probes, _ = label_noise_task(data, run, 0, "cpu")
@@ -181,8 +181,9 @@ def test_a_tiny_alignment_group_runs_through_its_figures_and_claims(tmp_path):
         summary, curves = spectrum_summary(saved_grams(kernels), "per_output")
         summary.to_csv(f"{stem}_spectra.csv", index=False)
         np.savez(f"{stem}_trace_ratios.npz", **curves)
+        np.savez(f"{stem}_grams.npz", **saved_grams(kernels))
         for name, suffix in (("rows", ".csv"), ("layers", "_layers.csv"), ("spectra", "_spectra.csv"),
-                             ("trace_ratios", "_trace_ratios.npz")):
+                             ("trace_ratios", "_trace_ratios.npz"), ("grams", "_grams.npz")):
             files[name].append(f"{stem}{suffix}")
         runs.append({"family": family, "setting": setting, "seed": 0, "label_noise": run["label_noise"],
                      "lr": run["lr"]})
@@ -191,7 +192,9 @@ def test_a_tiny_alignment_group_runs_through_its_figures_and_claims(tmp_path):
     for figure in ("fig_6_2", "fig_6_3", "fig_B_5", "fig_B_6", "fig_B_8"):
         png = tmp_path / f"{figure}.png"
         getattr(figures, f"plot_{figure}")(FigureJob(figure, files, params, str(png), "lead.", "tiny task"))
-        assert png.exists() and "tiny task" in json.loads(png.with_suffix(".json").read_text())["data_source"]
+        sidecar = json.loads(png.with_suffix(".json").read_text())
+        assert png.exists() and "tiny task" in sidecar["data_source"] and "network: MLP" in sidecar["data_source"]
+        assert figure != "fig_B_6" or "example-mean part" in sidecar["caption"]
     checks = alignment_claims(ClaimsJob(files, {"thresholds": "quick", **params}))
     assert {c.claim_id for c in checks} == {"H17", "H18", "H21"}
     assert all(c.passed in (True, False, None) and c.measured not in (None, "") for c in checks)

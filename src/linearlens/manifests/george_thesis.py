@@ -449,8 +449,9 @@ ENTRIES = [
                  disk_data),
     kernel_figure("fig_B_5", "Centred alignment (CKA) with the labels on test data: MLP on MNIST, VGG19 and "
                   "ResNet18 on CIFAR-10", "Appendix B", "alignment", architecture_runs, {"rows": ".csv"}),
-    kernel_figure("fig_B_6", "As Fig B.5 with uncentred kernel alignment", "Appendix B", "alignment",
-                  architecture_runs, {"spectra": "_spectra.csv"}),
+    kernel_figure("fig_B_6", "Uncentred alignment ⟨K, K_Y⟩ / (‖K‖ ‖K_Y‖) of the test tangent kernel with the labels, "
+                  "neither centred: MLP on MNIST, VGG19 and ResNet18 on CIFAR-10", "Appendix B", "alignment",
+                  architecture_runs, {"spectra": "_spectra.csv", "grams": "_grams.npz"}),
     kernel_figure("fig_B_7", "Effect of depth on easy vs difficult alignment, MNIST with random-label examples, "
                   "several seeds", "Appendix B", "easy_difficult", depth_runs),
     kernel_figure("fig_B_8", "As Fig 6.2 with learning rate 0.003: spectrum, effective rank and trace ratios",

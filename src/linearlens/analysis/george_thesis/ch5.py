@@ -431,6 +431,22 @@ def read_summaries(paths: list[str], runs: list[dict]) -> dict[tuple, dict]:
     return {run_key(run): json.loads(Path(path).read_text()) for path, run in zip(paths, runs)}
 
 
+def ended_at_cap(summary: dict) -> bool:
+    """Whether a run with a stopping rule (the largest-α run's mean training loss) ran out of epochs
+    before meeting it: it did not reach the end of training the thesis's run reached."""
+    return summary["ended"] == "finished" and summary["run"]["stop_loss"] is not None
+
+
+def ending_text(summary: dict, frame: pd.DataFrame, experiment: str) -> str:
+    """How a run ended, in words, with the progress it reached."""
+    run = summary["run"]
+    reached = f"{PROGRESS[experiment].replace('_', ' ')} {np.nanmin(frame[PROGRESS[experiment]]):.3f}"
+    if ended_at_cap(summary):
+        return (f"hit its {summary['steps']:,}-step cap ({run['epochs']} epochs) at {reached}, its stopping rule "
+                f"(mean training loss {run['stop_loss']:g}) unmet")
+    return f"{summary['ended']} after {summary['steps']:,} steps at {reached}"
+
+
 def progress_curve(frame: pd.DataFrame, experiment: str, column: str) -> tuple[np.ndarray, np.ndarray]:
     """``column`` against the run's progress, made monotone: x = the running minimum of the progress
     column (trap T-LVH-7), kept at the log points where x reaches a new minimum (and the first), so x
@@ -529,13 +545,40 @@ def later_onset(one: tuple[float, float], other: tuple[float, float]) -> bool | 
     return None
 
 
+def run_test_loss(frame: pd.DataFrame) -> pd.Series:
+    """A run's test loss per log point (a C-score run's: the mean over the test deciles)."""
+    return frame["test_loss"] if "test_loss" in frame else frame[group_columns(frame, "test")].mean(axis=1)
+
+
 def best_test_loss(frame: pd.DataFrame) -> float:
     """The lowest test loss a run reached (its 'sweet spot', Fig 5.2 bottom left)."""
-    column = "test_loss" if "test_loss" in frame else None
-    if column is None:  # a C-score run: the mean over the test deciles
-        columns = group_columns(frame, "test")
-        return float(frame[columns].mean(axis=1).min())
-    return float(frame[column].min())
+    return float(run_test_loss(frame).min())
+
+
+@dataclass(frozen=True)
+class SweetSpot:
+    test_loss: float  # the run's lowest test loss
+    clean_loss: float  # the progress (running-minimum clean loss) where it was reached
+    final_test_loss: float
+    passed: bool  # the test loss has risen from that minimum by the end: the minimum is the run's sweet spot
+
+
+def sweet_spot(frame: pd.DataFrame, rise: float = 0.05) -> SweetSpot:
+    """Where a noisy-label run's test loss is lowest (Fig 5.2 bottom left), and whether the run went
+    past it: its test loss at the end at least ``rise`` (relative) above the minimum. A run still at
+    its lowest test loss when it ends (an epoch cap) has not shown its sweet spot."""
+    losses = run_test_loss(frame).to_numpy(dtype=float)
+    best = int(np.nanargmin(losses))
+    progress = np.minimum.accumulate(frame[PROGRESS["noisy"]].to_numpy(dtype=float))
+    final = float(losses[-1])
+    return SweetSpot(float(losses[best]), float(progress[best]), final, bool(final >= losses[best] * (1 + rise)))
+
+
+def best_test_loss_down_to(frame: pd.DataFrame, clean_loss: float) -> float:
+    """The lowest test loss of a noisy-label run over the log points whose progress (running-minimum
+    clean loss) has not gone below ``clean_loss``: its best at a progress another run also reached."""
+    progress = np.minimum.accumulate(frame[PROGRESS["noisy"]].to_numpy(dtype=float))
+    return float(run_test_loss(frame)[progress >= clean_loss].min())
 
 
 def linearity_rows(frame: pd.DataFrame) -> pd.DataFrame:
@@ -662,8 +705,20 @@ def spurious_params(spec: dict, figure: str) -> dict:
     runs = figure_runs(spec, figure) if figure != "claims" else spurious_runs(spec)
     return {"runs": runs, "figure_seed": spec["figure_seed"],
             "families": {family: {"label": spec["families"][family]["label"],
-                                  "with_spurious": spec["families"][family]["with_spurious"]}
+                                  "with_spurious": spec["families"][family]["with_spurious"],
+                                  "network": spurious_network(family, spec["families"][family]["model"])}
                          for family in spec["families"]}}
+
+
+THESIS_SPURIOUS_NETWORKS = {"celeba": "ResNet18", "waterbirds": "ImageNet-pretrained ResNet18"}
+
+
+def spurious_network(family: str, model: dict) -> str:
+    """A family's network in words; a configured MLP is a stand-in for the thesis's ResNet18."""
+    if model["name"] != "mlp":
+        return model["name"]
+    widths = "-".join(str(w) for w in [model["in_features"], *model["hidden"], model["out_features"]])
+    return f"MLP {widths} (stand-in for {THESIS_SPURIOUS_NETWORKS[family]})"
 
 
 def read_spurious_runs(paths: list[str], runs: list[dict]) -> pd.DataFrame:

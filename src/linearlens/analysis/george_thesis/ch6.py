@@ -26,6 +26,21 @@ def read_kernel_runs(paths: list[str], runs: list[dict]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
+def example_mean_share(gram: np.ndarray) -> float:
+    """‖K − K_c‖_F / ‖K‖_F for an (n, c, n, c) Gram, K_c its Gram of centred tangent features
+    Φ(x) − E_x Φ(x): how much of the uncentred kernel is the example-mean tangent feature's part."""
+    gram = np.asarray(gram, dtype=np.float64)
+    mean_part = gram.mean(0, keepdims=True) + gram.mean(2, keepdims=True) - gram.mean((0, 2), keepdims=True)
+    return float(np.linalg.norm(np.broadcast_to(mean_part, gram.shape)) / np.linalg.norm(gram))
+
+
+def example_mean_shares(grams_path: str, probe: str = "test") -> pd.DataFrame:
+    """``example_mean_share`` of a run's saved Grams of one probe set, per step."""
+    with np.load(grams_path) as saved:
+        return pd.DataFrame({"step": saved["steps"],
+                             "share": [example_mean_share(gram) for gram in saved[f"gram_{probe}"]]})
+
+
 def half_rise_step(steps: pd.Series, values: pd.Series) -> float:
     """The first step where a curve has covered half its way from its start to its peak: when it
     rises (NaN when it never rises)."""

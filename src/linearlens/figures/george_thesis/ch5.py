@@ -28,6 +28,8 @@ from ...analysis.george_thesis.ch5 import (
     cscore_label,
     delta_loss_maps,
     difficulty_figure_runs,
+    ended_at_cap,
+    ending_text,
     group_columns,
     matched_difference,
     network_name,
@@ -110,8 +112,12 @@ def _toy_loss_panel(ax, runs: dict) -> None:
         ax.plot([], [], color=REGIME_COLOURS[name], label=f"{regime} (α = {alpha:g}), {len(curves)} runs")
     for threshold in runs["thresholds"]:
         ax.axhline(threshold, color="0.1", linewidth=0.7)
-    ax.set(xscale="log", xlim=(steps[shown][0], steps[-1]), ylim=(0, np.log(2)), xlabel="GD iterations",
+    # The thesis's axis stops at log 2; a larger step than the thesis's makes early spikes above it, shown, not cut off.
+    top = max(np.log(2), 1.05 * float(np.nanmax(runs["train_loss"][:, shown])))
+    ax.set(xscale="log", xlim=(steps[shown][0], steps[-1]), ylim=(0, top), xlabel="GD iterations",
            ylabel="training loss", title="(b) training loss")
+    if top > np.log(2):
+        ax.axhline(np.log(2), color="0.5", linewidth=0.6, linestyle=":")
     ax.legend(loc="lower left", fontsize=6)
 
 
@@ -147,7 +153,18 @@ def plot_fig_5_1(job: FigureJob) -> None:
     _toy_loss_panel(axes[1], runs)
     image = _delta_panels(axes[2:], runs, maps)
     fig.colorbar(image, ax=axes[2:], shrink=0.85, label="Δloss (non-linear − linearised)")
-    save_figure(fig, job.png_path, _toy_caption(job, spec, runs, maps), job.data_source)
+    save_figure(fig, job.png_path, _toy_caption(job, spec, runs, maps),
+                f"{job.data_source}; departures from the thesis: {_toy_departures(spec)}")
+
+
+def _toy_departures(spec: dict) -> str:
+    """The settings that differ from the thesis's, with why the step does (it shapes panel (b))."""
+    departures = [f"{key.replace('_', ' ')} {_setting(spec[key])} (thesis {_setting(value)})"
+                  for key, value in TOY_THESIS.items() if spec[key] != value]
+    if spec["lr"] != TOY_THESIS["lr"]:
+        departures.append("the larger step lets the α = 100 runs reach the thresholds within the quick budget (at "
+                          "0.05 one run in 20 reached loss 0.3 in 5,000 iterations); it makes the early spikes of (b)")
+    return ", ".join(departures) or "none"
 
 
 def _toy_caption(job: FigureJob, spec: dict, runs: dict, maps: dict) -> str:
@@ -164,8 +181,6 @@ def _toy_caption(job: FigureJob, spec: dict, runs: dict, maps: dict) -> str:
             f"{_iteration(medians[0]['median_iteration'])} vs {_iteration(medians[1]['median_iteration'])}); mean "
             f"Δloss on the easy region {means['easy'][k]:+.3f}, on the disks {means['disks'][k]:+.3f}, between the "
             f"disks and x₂ = 0 {means['between'][k]:+.3f}")
-    departures = [f"{key.replace('_', ' ')} {_setting(spec[key])} (thesis {_setting(value)})"
-                  for key, value in TOY_THESIS.items() if spec[key] != value]
     return (f"{job.caption} Binary yin-yang task: y = +1 where x₂ ≤ 0, −1 above, flipped inside the disks of radius "
             f"{YIN_YANG_RADIUS:g} around (0.5, −0.5) and (−0.5, 0.5) (the author's toy code; not Kriener et al.'s "
             f"3-class Yin-Yang). {len(np.unique(runs['seed']))} seeds, each drawing its own {runs['x_train'].shape[1]} "
@@ -178,8 +193,7 @@ def _toy_caption(job: FigureJob, spec: dict, runs: dict, maps: dict) -> str:
             f"reached the threshold (the others are left out and counted); red: the linearised runs do better, blue: "
             f"the non-linear ones. " + "; ".join(per_threshold)
             + f". Regions (claim H8): easy = the disk-free quadrants x₁x₂ > 0 at least {TOY_REGION_MARGIN:g} from every "
-            f"class boundary; disks = inside the two disks. Departures from the thesis: "
-            f"{', '.join(departures) or 'none'}.")
+            f"class boundary; disks = inside the two disks. Departures from the thesis: {_toy_departures(spec)}.")
 
 
 def _setting(value) -> str:
@@ -359,9 +373,15 @@ class DifficultyRuns:
 
     def runs_note(self) -> str:
         lengths = [f"{run['experiment']} α = {run['alpha']:g}, lr {run['lr']:g}, seed {run['seed']}: "
-                  f"{self.summaries[run_key(run)]['steps']} steps ({self.summaries[run_key(run)]['ended']})"
+                  + ending_text(self.summaries[run_key(run)], self.frames[run_key(run)], run["experiment"])
                   for run in self.runs]
         return "Runs: " + "; ".join(lengths) + "."
+
+    def capped(self, experiment: str, architecture: str, seed: int) -> str:
+        """A panel title's mark of the runs that ran out of epochs before their stopping rule."""
+        alphas = [f"{run['alpha']:g}" for run, _ in self.pair(experiment, architecture, seed)
+                  if ended_at_cap(self.summaries[run_key(run)])]
+        return f"\n(α = {', '.join(alphas)}: epoch cap, not converged)" if alphas else ""
 
 
 def _alpha_style(run: dict) -> str:
@@ -427,8 +447,12 @@ def _linearity_panel(ax, pair, experiment: str) -> None:
     _progress_axis(ax, experiment)
 
 
-def _data_source(job: FigureJob, spec: dict, cscores: bool) -> str:
-    return f"{job.data_source}; {cscore_label(spec)}" if cscores else job.data_source
+def _data_source(job: FigureJob, runs: DifficultyRuns, cscores: bool) -> str:
+    """The data, the C-scores when the figure uses them, and the networks (stand-ins named)."""
+    architectures = dict.fromkeys(run["architecture"] for run in runs.runs)
+    networks = "; ".join(network_name(runs.spec, architecture) for architecture in architectures)
+    parts = [job.data_source, cscore_label(runs.spec)] if cscores else [job.data_source]
+    return "; ".join(parts + [f"network: {networks}"])
 
 
 def _setup(spec: dict, architecture: str) -> str:
@@ -449,8 +473,9 @@ def _four_panels(axes, runs: DifficultyRuns, architecture: str, seed: int) -> No
     _noisy_panel(axes[1], noisy)
     _linearity_panel(axes[2], cscore, "cscore")
     _linearity_panel(axes[3], noisy, "noisy")
-    axes[0].set_title(f"C-score deciles, seed {seed}", fontsize=9)
-    axes[1].set_title(f"{runs.spec['label_noise']:.0%} noisy labels, seed {seed}", fontsize=9)
+    axes[0].set_title(f"C-score deciles, seed {seed}{runs.capped('cscore', architecture, seed)}", fontsize=9)
+    axes[1].set_title(f"{runs.spec['label_noise']:.0%} noisy labels, seed {seed}"
+                      f"{runs.capped('noisy', architecture, seed)}", fontsize=9)
     axes[2].set_title("linearity, C-score runs", fontsize=9)
     axes[3].set_title("linearity, noisy-label runs", fontsize=9)
 
@@ -466,7 +491,7 @@ def plot_fig_5_2(job: FigureJob) -> None:
     fig.tight_layout()
     caption = (f"{job.caption} Fig 5.2: {_setup(runs.spec, main['architecture'])} Deciles shown: the author's code's "
                f"four of the ten. {runs.runs_note()}")
-    save_figure(fig, job.png_path, caption, _data_source(job, runs.spec, cscores=True))
+    save_figure(fig, job.png_path, caption, _data_source(job, runs, cscores=True))
 
 
 def plot_fig_C_2(job: FigureJob) -> None:
@@ -480,7 +505,7 @@ def plot_fig_C_2(job: FigureJob) -> None:
         _four_panels(row, runs, architecture, seed)
     fig.tight_layout()
     caption = f"{job.caption} Fig C.2: as Fig 5.2 with seeds {', '.join(map(str, seeds))}. {_setup(runs.spec, architecture)}"
-    save_figure(fig, job.png_path, caption, _data_source(job, runs.spec, cscores=True))
+    save_figure(fig, job.png_path, caption, _data_source(job, runs, cscores=True))
 
 
 def plot_fig_C_3(job: FigureJob) -> None:
@@ -501,10 +526,11 @@ def _one_experiment(job: FigureJob, experiment: str, label: str) -> None:
     fig, axes = plt.subplots(1, 2, figsize=(10, 4.2))
     (_decile_panel if experiment == "cscore" else _noisy_panel)(axes[0], pair)
     _linearity_panel(axes[1], pair, experiment)
-    axes[0].set_title(network_name(runs.spec, run["architecture"]), fontsize=9)
+    axes[0].set_title(network_name(runs.spec, run["architecture"]) + runs.capped(experiment, run["architecture"],
+                                                                                  run["seed"]), fontsize=9)
     fig.tight_layout()
     caption = f"{job.caption} {label}: {_setup(runs.spec, run['architecture'])} {runs.runs_note()}"
-    save_figure(fig, job.png_path, caption, _data_source(job, runs.spec, cscores=experiment == "cscore"))
+    save_figure(fig, job.png_path, caption, _data_source(job, runs, cscores=experiment == "cscore"))
 
 
 def plot_fig_C_1(job: FigureJob) -> None:
@@ -533,7 +559,7 @@ def plot_fig_C_1(job: FigureJob) -> None:
     caption = (f"{job.caption} Fig C.1: {_setup(runs.spec, runs.spec['main']['architecture'])} The α = 1 runs at the "
                f"smaller rates are capped at the α = {max(r['alpha'] for r in runs.spec['regimes']):g} run's "
                f"iterations (the smallest ones never reach low loss: what they reach is drawn). {runs.runs_note()}")
-    save_figure(fig, job.png_path, caption, job.data_source)
+    save_figure(fig, job.png_path, caption, _data_source(job, runs, cscores=False))
 
 
 def plot_fig_C_5(job: FigureJob) -> None:
@@ -559,7 +585,7 @@ def plot_fig_C_5(job: FigureJob) -> None:
     caption = (f"{job.caption} Fig C.5: the two runs of Fig 5.2 (top) read at equal mean training loss by linear "
                f"interpolation along their monotone progress; positive: the linear run is ahead on that decile. "
                f"{_setup(runs.spec, main['architecture'])}")
-    save_figure(fig, job.png_path, caption, _data_source(job, runs.spec, cscores=True))
+    save_figure(fig, job.png_path, caption, _data_source(job, runs, cscores=True))
 
 
 def plot_fig_C_6(job: FigureJob) -> None:
@@ -573,7 +599,7 @@ def plot_fig_C_6(job: FigureJob) -> None:
     _decile_panel(axes[1], runs.pair("cscore", main["architecture"], main["seed"]), metric="accuracy")
     fig.tight_layout()
     caption = f"{job.caption} Fig C.6: {_setup(runs.spec, main['architecture'])} {runs.runs_note()}"
-    save_figure(fig, job.png_path, caption, _data_source(job, runs.spec, cscores=True))
+    save_figure(fig, job.png_path, caption, _data_source(job, runs, cscores=True))
 
 
 
@@ -630,9 +656,20 @@ def _spurious_figure(job: FigureJob, rows: list[tuple[str, int]], label: str) ->
     for index, (subfigure, (family, seed)) in enumerate(zip(subfigures, rows)):
         axes = subfigure.subplots(1, 3)
         _spurious_row(axes, frame, family, seed, legend=index == 0)
-        subfigure.suptitle(f"{families[family]['label']} — seed {seed}", fontsize=11)
+        subfigure.suptitle(f"{families[family]['label']} — seed {seed}{_capped_title(summaries, family, seed)}",
+                           fontsize=11)
     caption = f"{job.caption} {label}: " + _spurious_caption(rows, summaries, families)
-    save_figure(fig, job.png_path, caption, job.data_source)
+    networks = "; ".join(f"{f}: {families[f]['network']}" for f in dict.fromkeys(family for family, _ in rows))
+    save_figure(fig, job.png_path, caption, f"{job.data_source}; network: {networks}")
+
+
+def _capped_title(summaries: pd.DataFrame, family: str, seed: int) -> str:
+    """Marks, in a row's title, the runs that ran out of epochs before their stopping rule."""
+    mine = summaries[(summaries.family == family) & (summaries.seed == seed) & (summaries.ended == "finished")]
+    if mine.empty:
+        return ""
+    alphas = ", ".join(f"{alpha:g}" for alpha in sorted(mine.alpha))
+    return f" (α = {alphas}: stopped by the {mine.epochs.iloc[0]:.0f}-epoch cap, not converged)"
 
 
 def _spurious_caption(rows: list[tuple[str, int]], summaries: pd.DataFrame, families: dict) -> str:

@@ -20,6 +20,7 @@ from ...analysis.george_thesis.ch6 import (
     SUPERNAT_METHODS,
     TOP,
     disk_rows,
+    example_mean_shares,
     frequency_trend,
     min_max,
     network_name,
@@ -69,6 +70,11 @@ def _named_families(job: FigureJob) -> str:
     return "; ".join(network_name(families[f]) for f in dict.fromkeys(run["family"] for run in job.params["runs"]))
 
 
+def _data_source(job: FigureJob) -> str:
+    """The data, and the networks as the thesis names them with their stand-ins, on the image."""
+    return f"{job.data_source}; network: {_named_families(job)}"
+
+
 def _setup_note(job: FigureJob, what: str = "Networks") -> str:
     seeds = sorted({run["seed"] for run in job.params["runs"]})
     centring = ("over the examples for each output" if job.params["centring"] == "per_output"
@@ -116,7 +122,7 @@ def _spectrum_figure(job: FigureJob, label: str) -> None:
     caption = (f"{job.caption} {label}: train (solid) and test (dashed) probe kernels over all outputs, centred "
                f"features; T_k = share of the trace in the k largest eigenvalues (viridis: all k; red: k = 40, 80, "
                f"160).{_setup_note(job)}")
-    save_figure(fig, job.png_path, caption, job.data_source)
+    save_figure(fig, job.png_path, caption, _data_source(job))
 
 
 def _trace_ratio_lines(ax, ratios_path: str) -> None:
@@ -163,7 +169,7 @@ def plot_fig_6_3(job: FigureJob) -> None:
     caption = (f"{job.caption} Fig 6.3: CKA of the tangent kernel with the labels' kernel (train probe: the labels "
                f"trained on, random ones included; test probe: clean labels), and of each layer's kernel "
                f"(a layer = one module's weight and bias; viridis from input to output).{_setup_note(job)}")
-    save_figure(fig, job.png_path, caption, job.data_source)
+    save_figure(fig, job.png_path, caption, _data_source(job))
 
 
 def plot_fig_B_5(job: FigureJob) -> None:
@@ -178,10 +184,28 @@ def plot_fig_B_6(job: FigureJob) -> None:
     runs = job.params["runs"]
     spectra = read_kernel_runs(job.inputs["spectra"], runs)
     test = spectra[spectra.probe == "test"]
-    _architecture_figure(job, test, "cka_uncentred", "uncentred alignment", "Fig B.6")
+    _architecture_figure(job, test, "cka_uncentred", "uncentred alignment", "Fig B.6", _uncentred_note(job, test))
 
 
-def _architecture_figure(job: FigureJob, frame, column: str, ylabel: str, label: str) -> None:
+def _uncentred_note(job: FigureJob, test: pd.DataFrame) -> str:
+    """What B.6 shows per network (first → last alignment) and why the uncentred alignment can fall
+    where the centred one rises: the share of the uncentred kernel that is the example-mean tangent
+    feature's part, which centring removes."""
+    families, parts = job.params["families"], []
+    for run, grams in zip(job.params["runs"], job.inputs["grams"]):
+        curve = test[(test.family == run["family"]) & (test.seed == run["seed"])].cka_uncentred
+        shares = example_mean_shares(grams)["share"]
+        parts.append(f"{network_name(families[run['family']])}: {curve.iloc[0]:.3f} → {curve.iloc[-1]:.3f}, "
+                     f"example-mean part {shares.min():.1%}–{shares.max():.1%} of ‖K‖_F")
+    return (" Uncentred alignment of the test probe's tangent kernel K with K_Y = YYᵀ (one-hot labels), neither "
+            "centred, from the saved Grams; first → last value per network, with the share of ‖K‖_F that is the "
+            "example-mean tangent feature's part (what centring removes) over the run: " + "; ".join(parts) + ". "
+            "The thesis's uncentred alignment rises. Where it falls here, that part dominates K and training turns "
+            "its class block towards a sum-to-zero matrix, which is orthogonal to K_Y on a class-balanced probe, "
+            "while the centred alignment (Fig B.5) rises: a property of these networks, not of the measure.")
+
+
+def _architecture_figure(job: FigureJob, frame, column: str, ylabel: str, label: str, note: str = "") -> None:
     apply_style()
     runs, families = job.params["runs"], job.params["families"]
     panels = list(dict.fromkeys(run["family"] for run in runs))
@@ -189,13 +213,22 @@ def _architecture_figure(job: FigureJob, frame, column: str, ylabel: str, label:
     for ax, family in zip(axes[0], panels):
         for seed, curve in frame[frame.family == family].groupby("seed"):
             ax.plot(curve.step, curve[column], color="C3", label=f"seed {seed}")
+            _mark_divergence(ax, curve, column)
         ax.set_title(network_name(families[family]).replace(" (stand-in", "\n(stand-in"), fontsize=9)
         ax.set_xlabel("SGD iterations")
         _log_steps(ax)
     axes[0, 0].set_ylabel(ylabel)
     fig.tight_layout()
-    caption = (f"{job.caption} {label}: test probe kernel (clean labels), noise-free runs.{_setup_note(job)}")
-    save_figure(fig, job.png_path, caption, job.data_source)
+    caption = f"{job.caption} {label}: test probe kernel (clean labels), noise-free runs.{note}{_setup_note(job)}"
+    save_figure(fig, job.png_path, caption, _data_source(job))
+
+
+def _mark_divergence(ax, curve: pd.DataFrame, column: str) -> None:
+    """A run whose values stop being numbers (it diverged) is marked where its curve ends."""
+    lost = curve[curve[column].isna()]
+    if len(lost):
+        ax.text(0.5, 0.5, f"diverged by step {int(lost.step.iloc[0]):,}", transform=ax.transAxes, ha="center",
+                color="C3", fontsize=9)
 
 
 # --- Figs 6.4, B.7: alignment on easy vs difficult examples ---
@@ -234,7 +267,7 @@ def plot_fig_6_4(job: FigureJob) -> None:
     axes[1, 0].legend(fontsize=8)
     fig.tight_layout()
     caption = f"{job.caption} Fig 6.4: alignment measured on probe sets of easy and of difficult training examples.{_setup_note(job, 'Difficult examples')}"
-    save_figure(fig, job.png_path, caption, job.data_source)
+    save_figure(fig, job.png_path, caption, _data_source(job))
 
 
 def plot_fig_B_7(job: FigureJob) -> None:
@@ -257,7 +290,7 @@ def plot_fig_B_7(job: FigureJob) -> None:
     axes[0, 0].legend(fontsize=8)
     fig.tight_layout()
     caption = f"{job.caption} Fig B.7: depth = number of linear layers.{_setup_note(job, 'Difficult examples')}"
-    save_figure(fig, job.png_path, caption, job.data_source)
+    save_figure(fig, job.png_path, caption, _data_source(job))
 
 
 # --- Figs 6.1, B.4: eigenfunctions of the tangent kernel on the disk task ---
@@ -626,7 +659,9 @@ def plot_fig_B_1(job: FigureJob) -> None:
     tick_step = next(step for step in (1, 2, 5, 10, 20, 50, 100, 2 * k) if 2 * k / step <= 10)  # 1, 10, 20, …
     ax.set_xticks(np.unique([1, *range(tick_step, 2 * k + 1, tick_step)]))
     ax.legend(loc="upper right", frameon=True)
-    save_figure(fig, job.png_path, perturbation_caption(job, runs, summary), job.data_source)
+    model = job.params["model"]
+    network = model_label(model) + ("" if model["name"] == "vgg" else ", stand-in for VGG11")
+    save_figure(fig, job.png_path, perturbation_caption(job, runs, summary), f"{job.data_source}; network: {network}")
 
 
 # --- Fig 6.6: complexity measures against the generalisation gap ---
@@ -706,4 +741,7 @@ def plot_fig_6_6(job: FigureJob) -> None:
                 labels.append(label)
     fig.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, frameon=False)
     fig.tight_layout()
-    save_figure(fig, job.png_path, job.caption + complexity_setup_note(finals, spec), job.data_source)
+    stand_ins = [f"{panel} panel: {model_label(spec['panels'][panel]['model'])}, stand-in for VGG19" for panel in panels
+                 if spec["panels"][panel]["model"]["name"] not in ("mlp", "vgg")]
+    networks = "; network: MLP (the thesis's kind)" + "".join(f"; {text}" for text in stand_ins)
+    save_figure(fig, job.png_path, job.caption + complexity_setup_note(finals, spec), job.data_source + networks)
