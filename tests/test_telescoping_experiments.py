@@ -71,6 +71,8 @@ def test_approximation_claim_passes_and_fails_on_the_measured_ratio():
     assert good["A2"].passed and good["A3"].passed and good["A4"].passed
     bad = {c.claim_id: c for c in approximation_checks(_runs(0.05, 0.1), settings)}
     assert bad["A1"].passed is False and bad["A1"].measured == 2.0
+    one_order = {c.claim_id: c for c in approximation_checks(_runs(0.005, 0.1), settings)}
+    assert one_order["A1"].passed is False  # 20x closer is one order of magnitude, not "orders"
 
 
 def _curve(fit_at, plateau_at, steps=(0, 1, 10, 100, 1000, 10000)):
