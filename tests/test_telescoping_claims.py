@@ -88,6 +88,8 @@ def test_generalisation_is_compared_at_a_level_every_setting_reaches():
     steps, level = generalisation_steps({"a": generalises, "b": stalls})
     assert level == 0.3 and steps == {"a": 1000.0, "b": 10.0}
     assert gap_opening_step(generalises) == 1000.0  # 20 < 0.9 · 30 from step 1,000 on
+    at_once = _curve([0.5] * 5, p_test=[0, 5, 10, 15, 20])
+    assert gap_opening_step(at_once) == 10.0  # not step 0, where p^test = p^train = 0
 
 
 LARGE = {"large_init": {"main": "alpha6", "settings": {f"alpha{a}": {"model": {"init_scale": a}} for a in (5, 6, 7)}}}
