@@ -157,3 +157,19 @@ def test_larger_epsilon_must_generalise_earlier_not_stall_earlier():
     # ε = 0.5 settles first, but at a worse level that ε = 0.2 reaches sooner.
     stalls = _poly([0.9, 0.9, 0.3, 0.1, 0.05], [0.9, 0.6, 0.5, 0.4, 0.4], main_gap_from=100, large_gap_from=1000)
     assert stalls["G8"].passed is False and stalls["G11"].passed is False
+
+
+def test_a_rank_threshold_compares_the_exact_value_not_its_round_off():
+    """Four spawn steps with one swap give Spearman ρ = −0.8 exactly; floating point made it
+    −0.7999…, and the gap check (ρ ≤ −0.8) failed on round-off."""
+    from linearlens.claims.telescoping import lmc_checks
+
+    gaps = [0.30, 0.10, 0.20, 0.05]  # falls, with one swap
+    children = pd.DataFrame({"branch": "random", "seed": 0, "inner": 0, "spawn_step": [0, 10, 50, 200],
+                             "gap_max": gaps})
+    changes = pd.DataFrame({"branch": "random", "order": 0, "layer": "fc", "spawn_step": [0, 10, 50, 200],
+                            "gradient_change": [4.0, 3.0, 2.0, 1.0]})
+    checks = {c.claim_id: c for c in lmc_checks(children, changes)}
+    assert checks["L1"].measured == -0.8 and checks["L1"].passed
+    rising = children.assign(gap_max=gaps[::-1])
+    assert {c.claim_id: c for c in lmc_checks(rising, changes)}["L1"].passed is False
