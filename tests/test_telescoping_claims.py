@@ -56,12 +56,19 @@ def test_clean_labels_need_a_test_error_that_never_worsens_with_the_width():
     assert _checks("dd_mnist_clean", _width_sweep(within_noise))["D5"].passed
 
 
+def test_p_test_must_fall_past_the_threshold():
+    falling = _width_sweep(DOUBLE_DESCENT).assign(p_test=lambda f: 2000.0 / f["parameters"])
+    assert _checks("dd_cifar_catdog", falling)["D7"].passed
+    rising = _width_sweep(DOUBLE_DESCENT)  # p^test = 5 × width: grows past the threshold
+    assert _checks("dd_cifar_catdog", rising)["D7"].passed is False
+
+
 def test_p_checks_are_not_evaluated_on_a_smoother_that_leaves_the_network():
     tracking = _checks("dd_cifar_catdog", _width_sweep(DOUBLE_DESCENT))
     assert tracking["S1"].passed and tracking["D2"].passed and tracking["D4"].passed
     off = _checks("dd_cifar_catdog", _width_sweep(DOUBLE_DESCENT, gap=0.1))
     assert off["S1"].passed is False
-    for claim in ("D2", "D4"):
+    for claim in ("D2", "D4", "D7"):
         assert off[claim].passed is None and "S1" in off[claim].note
     assert off["D1"].passed and off["D3"].passed  # the network's own curves do not depend on S1
 

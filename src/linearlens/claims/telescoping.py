@@ -446,6 +446,13 @@ def double_descent_checks(families: dict[str, pd.DataFrame]) -> list[ClaimCheck]
             f"final p^test < p^train at every width ≥ {PEAK_FACTOR:g}× the threshold",
             "; ".join(f"{int(w)}: {r.p_test:.0f} vs {r.p_train:.0f}" for w, r in wide.iterrows()),
             bool(len(wide)) and bool((wide["p_test"] < wide["p_train"]).all())), wide_runs))
+        past = curve[curve.index >= threshold]
+        past_runs = {f"width{int(w)}": by_width[f"width{int(w)}"] for w in past.index}
+        rho_test = _rho(past["p_test"]) if len(past) > 2 else float("nan")
+        checks.append(on_tracking_smoother(ClaimCheck(
+            "D7", figure, f"{family}: p^test decreases as the width grows past the interpolation threshold",
+            f"Spearman ρ(width, final p^test) ≤ −{MONOTONE_RANK:g} over the widths ≥ the threshold "
+            f"({threshold:.1f})", round(rho_test, 3), bool(rho_test <= -MONOTONE_RANK)), past_runs))
         # D3 reads the network's own training loss, not the smoother: S1 does not bear on it.
         rho_train = _rho(curve["train_mse"])
         checks.append(ClaimCheck(
