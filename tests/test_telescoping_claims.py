@@ -7,11 +7,12 @@ import pandas as pd
 from linearlens.claims.telescoping import double_descent_checks, gap_opening_step, generalisation_steps, grokking_checks
 
 
-def _width_sweep(test: dict[int, float], metric="mse", gap=1e-4, train_accuracy=1.0) -> pd.DataFrame:
+def _width_sweep(test: dict[int, float], gap=1e-4, train_accuracy=1.0) -> pd.DataFrame:
     """Final records of a one-hidden-layer sweep on 40 points with 2 inputs (p = 4h + 1, so the
     interpolation threshold is near width 10)."""
     return pd.DataFrame([{"setting": f"width{w}", "seed": 0, "step": 100, "test_mse": value, "test_error": value,
-                          "train_mse": 1.0 / w, "train_accuracy": train_accuracy, "p_train": 10.0 * w,
+                          "train_mse": 1.0 / w, "train_error": 0.1 / w, "train_accuracy": train_accuracy,
+                          "p_train": 10.0 * w,
                           "p_test": 5.0 * w, "parameters": 4 * w + 1, "n_train": 40, "smoother_gap": gap,
                           "output_scale": 1.0} for w, value in test.items()])
 
@@ -53,6 +54,13 @@ def test_clean_labels_need_a_test_error_that_never_worsens_with_the_width():
     checks = _checks("dd_mnist_clean", _width_sweep(worsening))
     assert checks["D5"].passed is False and checks["D6"].passed is False
     within_noise = {1: 0.1, 2: 0.03, 5: 0.02, 10: 0.025, 20: 0.02, 50: 0.015}  # one test point up and down
+    assert _checks("dd_mnist_clean", _width_sweep(within_noise))["D5"].passed
+    # Fig 9's training error is 0 at every width that fits: D3 asks that it never rise, and fails
+    # where it climbs with the width.
+    fitted = _width_sweep(falling).assign(train_error=[0.02, 0.0, 0.0, 0.0, 0.0, 0.0])
+    assert _checks("dd_mnist_clean", fitted)["D3"].passed
+    climbing = _width_sweep(falling).assign(train_error=[0.0, 0.0, 0.01, 0.02, 0.03, 0.04])
+    assert _checks("dd_mnist_clean", climbing)["D3"].passed is False
     assert _checks("dd_mnist_clean", _width_sweep(within_noise))["D5"].passed
 
 

@@ -25,7 +25,8 @@ DOUBLE_DESCENT_METRIC = {"dd_cifar_catdog": "mse", "dd_mnist_noisy": "error", "d
 def double_descent_metric(family: str, final: pd.DataFrame) -> str:
     """"mse" or "error": the family's metric, MSE where the records have no 0-1 error."""
     metric = DOUBLE_DESCENT_METRIC.get(family, "mse")
-    return metric if f"test_{metric}" in final and final[f"test_{metric}"].notna().all() else "mse"
+    recorded = all(column in final and final[column].notna().all() for column in (f"train_{metric}", f"test_{metric}"))
+    return metric if recorded else "mse"
 
 
 def interpolation_width(final: pd.DataFrame) -> float:
