@@ -16,6 +16,19 @@ def final_by_width(runs: pd.DataFrame) -> pd.DataFrame:
     return last.sort_values("width")
 
 
+# What each width sweep's top panel plots, as the paper does: MSE in Figs 3 and 10, the 0-1
+# error in Fig 9 ("no double descent in error"; "train and test error monotonically improve").
+DOUBLE_DESCENT_METRIC = {"dd_cifar_catdog": "mse", "dd_mnist_noisy": "error", "dd_mnist_clean": "error",
+                         "dd_mnist1d": "mse"}
+
+
+def double_descent_metric(family: str, final: pd.DataFrame) -> str:
+    """"mse" or "error": the family's metric, MSE where the records have no 0-1 error."""
+    metric = DOUBLE_DESCENT_METRIC.get(family, "mse")
+    recorded = all(column in final and final[column].notna().all() for column in (f"train_{metric}", f"test_{metric}"))
+    return metric if recorded else "mse"
+
+
 def interpolation_width(final: pd.DataFrame) -> float:
     """The width at which the parameter count reaches the number of training points (p ≈ n),
     interpolated on a log scale between the swept widths."""

@@ -7,8 +7,8 @@ import pandas as pd
 import seaborn as sns
 
 from ..analysis.records import read_runs
-from ..analysis.telescoping import final_by_width, interpolation_width, relative_mse_table
-from ..claims.telescoping import SMOOTHER_TOLERANCE, smoother_breakdown_step
+from ..analysis.telescoping import double_descent_metric, final_by_width, interpolation_width, relative_mse_table
+from ..claims.telescoping import SMOOTHER_TOLERANCE, smoother_breakdown_step, smoother_relative_gap
 from ..manifests.jobs import FigureJob
 from .style import apply_style, save_figure
 
@@ -141,26 +141,34 @@ def plot_grokking(columns: list[tuple[pd.DataFrame, str, bool]], png_path, capti
     save_figure(fig, png_path, caption, data_source)
 
 
-def plot_double_descent(columns: list[tuple[pd.DataFrame, str, float]], png_path, caption: str,
+METRIC_LABELS = {"mse": "MSE", "error": "misclassification error"}
+
+
+def plot_double_descent(columns: list[tuple[pd.DataFrame, str, float, str]], png_path, caption: str,
                         data_source: str) -> None:
-    """Figs 3, 9, 10: one column per (final records by width, title, interpolation width): train
-    and test MSE (top) and p^train, p^test (bottom) against the hidden width, mean ± SE over seeds,
-    the interpolation threshold p ≈ n dotted."""
+    """Figs 3, 9, 10: one column per (final records by width, title, interpolation width, metric):
+    train and test MSE or 0-1 error (top) and p^train, p^test (bottom) against the hidden width,
+    mean ± SE over seeds, the interpolation threshold p ≈ n dotted; crosses mark the widths whose
+    smoother left the network (S1), where p_ŝ is not the network's."""
     apply_style()
     fig, axes = plt.subplots(2, len(columns), figsize=(4.0 * len(columns), 5.4), layout="constrained",
                              squeeze=False, sharex="col")
-    for column, (final, title, threshold) in enumerate(columns):
+    for column, (final, title, threshold, metric) in enumerate(columns):
         top, bottom = axes[0, column], axes[1, column]
         for split, colour in (("train", TRAIN_BLUE), ("test", TEST_ORANGE)):
-            sns.lineplot(data=final, x="width", y=f"{split}_mse", errorbar="se", marker="o", color=colour,
-                         ax=top, label=f"{split} MSE")
+            sns.lineplot(data=final, x="width", y=f"{split}_{metric}", errorbar="se", marker="o", color=colour,
+                         ax=top, label=f"{split} {METRIC_LABELS[metric]}")
             sns.lineplot(data=final, x="width", y=f"p_{split}", errorbar="se", marker="o", color=colour,
                          ax=bottom, label=f"p^{split}")
+        off = final[final["smoother_off"]]
+        if len(off):
+            bottom.scatter(off["width"], off["p_test"], marker="x", color="0.2", zorder=5,
+                           label=f"S·y + c off f by > {SMOOTHER_TOLERANCE:.0%}")
         for ax in (top, bottom):
             ax.axvline(threshold, color="0.5", linestyle=":", linewidth=1)
             ax.set(xscale="log")
             ax.legend(fontsize=7)
-        top.set(title=title, ylabel="MSE", xlabel="")
+        top.set(title=title, ylabel=METRIC_LABELS[metric], xlabel="")
         bottom.set(xlabel="hidden units", ylabel="effective parameters p_ŝ")
     save_figure(fig, png_path, caption, data_source)
 
@@ -241,14 +249,37 @@ GROKKING_SUFFIX = (" Top: train (blue) and test (orange) performance; bottom: ef
                    "p^test of the telescoping smoother; mean ± SE over {seeds} seed(s).")
 
 
+# The paper's networks, against which a run's network is named a stand-in on the image.
+PAPER_MLP_HIDDEN = [200, 200]  # MLP3-200 (Figs 4, 12, 13)
+PAPER_POLYNOMIAL_HIDDEN = 500  # KBGP24's n_h (Figs 4, 11)
+
+
+def _grokking_network(family: str, model: dict) -> str:
+    """The family's network, named a stand-in for the paper's where it differs ("" where not)."""
+    if family == "polynomial":
+        hidden = model.get("hidden")
+        return "" if hidden == PAPER_POLYNOMIAL_HIDDEN else (
+            f"KBGP24 network with {hidden} hidden units, stand-in for {PAPER_POLYNOMIAL_HIDDEN}")
+    hidden = list(model.get("hidden", []))
+    return "" if hidden == PAPER_MLP_HIDDEN else (
+        f"MLP {'-'.join(map(str, hidden))} hidden, stand-in for MLP3-200 ({'-'.join(map(str, PAPER_MLP_HIDDEN))})")
+
+
+def with_networks(data_source: str, networks) -> str:
+    """The data source with the stand-in networks named after it, each once."""
+    named = [network for network in dict.fromkeys(networks) if network]
+    return data_source + "".join(f"; network: {network}" for network in named)
+
+
 def _grokking_figure(job: FigureJob, columns) -> None:
     """Figs 4, 11-13: ``columns`` lists (family, setting, show train curves)."""
     runs, grokking = read_runs(job.inputs["runs"]), job.params
     drawn = [(runs[(runs["family"] == family) & (runs["setting"] == setting)],
               grokking[family]["settings"][setting].get("label", setting), show_train)
              for family, setting, show_train in columns]
+    networks = [_grokking_network(family, grokking[family]["model"]) for family, _, _ in columns]
     plot_grokking(drawn, job.png_path, job.caption + GROKKING_SUFFIX.format(seeds=runs["seed"].nunique()),
-                  job.data_source)
+                  with_networks(job.data_source, networks))
     job.log.info("%d columns", len(drawn))
 
 
@@ -285,10 +316,16 @@ def double_descent_figure(job: FigureJob) -> None:
     columns = []
     for family, family_runs in runs.groupby("family", sort=False):
         final = final_by_width(family_runs)
-        columns.append((final, DOUBLE_DESCENT_TITLES.get(family, family), interpolation_width(final)))
-    caption = (job.caption + ": one-hidden-layer networks trained to the double-descent stopping "
-               "rule; top: train and test MSE, bottom: effective parameters of the telescoping smoother, "
-               f"against the width; dotted: p ≈ n; mean ± SE over {runs['seed'].nunique()} seed(s).")
+        # a run whose smoother left the network at any logged step (S1), marked on its final record
+        worst = family_runs.assign(gap=smoother_relative_gap(family_runs)).groupby(["setting", "seed"])["gap"].max()
+        final = final.assign(smoother_off=[worst[key] > SMOOTHER_TOLERANCE for key in zip(final["setting"], final["seed"])])
+        columns.append((final, DOUBLE_DESCENT_TITLES.get(family, family), interpolation_width(final),
+                        double_descent_metric(family, final)))
+    metrics = " / ".join(dict.fromkeys(METRIC_LABELS[column[3]] for column in columns))
+    caption = (job.caption + ": one-hidden-layer networks, each width's final record; top: train and test "
+               f"{metrics}, bottom: effective parameters of the telescoping smoother, "
+               f"against the width; dotted: p ≈ n; crosses: widths whose smoother left the network by more "
+               f"than {SMOOTHER_TOLERANCE:.0%} (S1); mean ± SE over {runs['seed'].nunique()} seed(s).")
     plot_double_descent(columns, job.png_path, caption, job.data_source)
     job.log.info("%d sweeps", len(columns))
 
@@ -312,4 +349,13 @@ def fig_6(job: FigureJob) -> None:
                "and right, squared change of the network's gradients over the epoch after t', per layer. "
                f"Mean ± SE over {int(pairs.max())} child pair(s) per spawn step; pretraining on the second "
                "data source.")
-    plot_lmc(children, changes, job.png_path, caption, job.data_source)
+    plot_lmc(children, changes, job.png_path, caption, with_networks(job.data_source, [_lmc_network(job.params)]))
+
+
+def _lmc_network(model: dict) -> str:
+    """The Fig 6 network, named a stand-in unless it is the paper's ResNet-20."""
+    if model.get("name") == "resnet20":
+        return ""
+    width = model.get("width", 16)
+    return (f"CIFAR ResNet with {model.get('blocks_per_stage')} block(s) per stage, {width}/{2 * width}/{4 * width} "
+            "channels, stand-in for ResNet-20 (3 blocks per stage, 16/32/64)")

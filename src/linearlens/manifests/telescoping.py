@@ -130,7 +130,8 @@ ENTRIES = [
     _approximation("fig_2", "Approximation error of the telescoping model against the model linearised at "
                    "initialisation"),
     _double_descent("fig_3", "Double descent on CIFAR-10 cat/dog, with the smoother's effective parameters",
-                    ["dd_cifar_catdog"], "Fig 3: double descent on the CIFAR-10 cat/dog task"),
+                    ["dd_cifar_catdog"], "Fig 3: double descent on the CIFAR-10 cat/dog task (each run stops at 100% training accuracy, a "
+                    "training-loss plateau or its epoch cap)"),
     _grokking("fig_4", "Grokking against effective parameters: polynomial task, large and standard initialisation",
               GROKKING_FAMILIES,
               "Fig 4: grokking and effective parameters. Polynomial regression with the KBGP24 network "
@@ -139,14 +140,16 @@ ENTRIES = [
     _tabular("fig_5", "Neural network against gradient-boosted trees on houses as the test set grows irregular",
              "Fig 5: network vs gradient boosting on 'houses' as irregular test rows are mixed in"),
     Entry("fig_6", "Linear mode connectivity and gradient stabilisation of ResNet-20", plot=f"{FIGURES}:fig_6",
-          inputs=_lmc_inputs, configured=_has("lmc")),
+          inputs=_lmc_inputs, params=lambda config: config["lmc"]["model"], configured=_has("lmc")),
     _approximation("fig_7", "Approximation error for five optimisation set-ups", "Appendix D.1"),
     _approximation("fig_8", "Test accuracy of the telescoping and linearised models", "Appendix D.1"),
     _double_descent("fig_9", "Double descent on MNIST 3 vs 5, with and without label noise",
                     ["dd_mnist_noisy", "dd_mnist_clean"],
-                    "Fig 9: MNIST 3 vs 5 with 20% label noise (left) and without (right)", "Appendix D.2"),
+                    "Fig 9: MNIST 3 vs 5 with 20% label noise (left) and without (right) (each run stops at 100% "
+                    "training accuracy, a training-loss plateau or its epoch cap)", "Appendix D.2"),
     _double_descent("fig_10", "Double descent on MNIST-1D", ["dd_mnist1d"],
-                    "Fig 10: double descent on MNIST-1D (classes 0, 1; 15% label noise)", "Appendix D.2"),
+                    "Fig 10: double descent on MNIST-1D (classes 0, 1; 15% label noise; a fixed number of "
+                    "epochs, no stopping rule)", "Appendix D.2"),
     _grokking("fig_11", "Polynomial grokking for other ε", ["polynomial"],
               "Fig 11: polynomial grokking for several ε.", "Appendix D.2"),
     _grokking("fig_12", "Grokking with large initialisation for other α", ["large_init"],
