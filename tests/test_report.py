@@ -253,6 +253,8 @@ def test_a_failing_check_carries_one_reason_from_the_fixed_list():
     assert ClaimCheck("X", "fig_2", "s", "c", 1.0, True, "stand_in").failure_reason is None
     with pytest.raises(ValueError, match="failure_reason 'tired'"):
         ClaimCheck("X", "fig_2", "s", "c", 1.0, False, "tired")
+    with pytest.raises(ValueError, match="must say why"):
+        ClaimCheck("X", "fig_2", "s", "c", None, None)
 
 
 def test_report_shows_reasons_thresholds_and_the_fidelity_table(tmp_path):

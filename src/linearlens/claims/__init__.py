@@ -45,6 +45,8 @@ class ClaimCheck:
         if self.failure_reason is not None and self.failure_reason not in FAILURE_REASONS:
             raise ValueError(f"claim {self.claim_id}: failure_reason {self.failure_reason!r} is not one of "
                              f"{sorted(FAILURE_REASONS)}")
+        if self.passed is None and not self.note:
+            raise ValueError(f"claim {self.claim_id} ({self.figure}): a check not evaluated must say why in its note")
         reason = (self.failure_reason or "disagrees") if self.passed is False else None
         object.__setattr__(self, "failure_reason", reason)
 
