@@ -135,9 +135,20 @@ def test_connectivity(tmp_path, dips, connected, ordered):
     checks = claims({"curves": write(tmp_path, "curves", frames)})
     assert [check.passed for check in by_id(checks, "K11")] == [connected] * len(KEPT)
     assert [check.passed for check in by_id(checks, "K12")] == [ordered] * len(KEPT)
-    assert [check.passed for check in by_id(checks, "K13")] == [connected]
+    assert [check.passed for check in by_id(checks, "K13")] == [connected] * len(KEPT)
     assert [check.passed for check in by_id(checks, "K14")] == [None]
     assert f"test dip max {dips['1a']:.3f}" in by_id(checks, "K11")[0].measured
+
+
+@pytest.mark.parametrize("dips, reason", [
+    ({"1a": 0.002, "2a": 0.002, "2b": 0.002}, "disagrees"),  # near-identical networks, all dipping alike
+    ({"1a": 0.0, "2a": 0.0, "2b": 0.0}, "regime")])  # no pair dips at all: the pairs never separated
+def test_connectivity_needs_the_1a_2b_contrast(tmp_path, dips, reason):
+    """A small dip passes for any two near-identical networks: 1a is connected only against 2b's loss."""
+    frames = [curve_rows(name, 1, dip) for name, dip in dips.items()] + [curve_rows("1a", 2, dips["1a"])]
+    checks = claims({"curves": write(tmp_path, "curves", frames)})
+    for check in by_id(checks, "K11") + by_id(checks, "K13"):
+        assert check.passed is False and check.failure_reason == reason
 
 
 def test_sweep_is_informative(tmp_path):
