@@ -145,10 +145,10 @@ def toy_claims(frame: pd.DataFrame, spec: dict, limits: ToyThresholds) -> list[C
 # ==== ========= ===================================================================================
 # id   figure    statement (the check)
 # ==== ========= ===================================================================================
-# L1   table_3_1 the WRN keeps more of its zero-noise accuracy than its NTK, in every setting
+# L1   table_3_1 the NTK degrades while the WRN barely moves: NTK's lost share ≥ 2× the WRN's, every setting
 # L2   table_3_1 the WRN keeps > 96% everywhere (paper scale)
 # L3   table_3_1 the NTK keeps < 70% on CIFAR-10 with ImageNet noise (paper scale)
-# L4   table_B_1 the gap persists: the WRN beats the NTK in every cell
+# L4   table_B_1 the degradation gap persists: the NTK loses more points than the WRN, every size × placement
 # L5   table_B_1 placement ordering fixed corner > random corner > random location (mean accuracy)
 # L6   table_B_1 every model is better on the larger images (mean accuracy; needs both sizes)
 # L7   table_B_1 every cell within ±1.5 points of the thesis (paper scale)
@@ -167,6 +167,7 @@ PLACEMENT_ORDER = ("fixed_corner", "random_corner", "random_loc")  # best first 
 
 @dataclass(frozen=True)
 class LocalSignalThresholds:
+    degrades_by: float = 2.0  # L1: the NTK's lost share at least this × the WRN's (DEFAULT; thesis's least 4.6)
     network_keeps: float = 96.0  # L2: % of the zero-noise accuracy
     ntk_keeps_at_most: float = 70.0  # L3
     table_tolerance: float = 1.5  # L7: points per cell
@@ -195,13 +196,19 @@ def noisy_image_claims(job: ClaimsJob) -> list[ClaimCheck]:
 def retained_checks(table: pd.DataFrame, limits: LocalSignalThresholds) -> list[ClaimCheck]:
     by_model = {model: table[table["model"] == label].set_index("setting")["retained_pct"]
                 for model, label in (("network", "WRN"), ("linearisation", "NTK"))}
-    margins = by_model["network"] - by_model["linearisation"]
-    listed = "; ".join(f"{setting}: WRN {by_model['network'][setting]:.1f}%, NTK "
-                       f"{by_model['linearisation'][setting]:.1f}%" for setting in margins.index)
-    checks = [ClaimCheck("L1", "table_3_1", "The WRN retains far more of its accuracy under noise than its NTK "
-                         "(Table 3.1: 96.8-99.8% against 69.8-92.8%)",
-                         f"retained(WRN) > retained(NTK) in every setting ({listed})",
-                         round(float(margins.min()), 2), bool((margins > 0).all()))]
+    lost = {model: 100.0 - retained for model, retained in by_model.items()}
+    ratios = lost["linearisation"] / lost["network"].clip(lower=1e-9)
+    listed = "; ".join(f"{setting}: WRN keeps {by_model['network'][setting]:.1f}%, NTK "
+                       f"{by_model['linearisation'][setting]:.1f}% (NTK loses {ratios[setting]:.2f}× as much)"
+                       for setting in ratios.index)
+    checks = [ClaimCheck("L1", "table_3_1", "As the noise grows the NTK's performance decreases significantly while "
+                         "the WRN's is relatively unaffected (Table 3.1: the WRN retains 96.8-99.8%, the NTK "
+                         "69.8-92.8%)",
+                         f"in every setting the NTK loses at least {limits.degrades_by:g}× the share of its zero-noise "
+                         f"accuracy the WRN loses (DEFAULT; measured: the smallest ratio; {listed})",
+                         round(float(ratios.min()), 2), bool((ratios >= limits.degrades_by).all()),
+                         failure_reason="stand_in", note=_stand_in_note(table),
+                         document_threshold="thesis's own smallest ratio: 4.6 (CIFAR-2, Gaussian noise)")]
     network_min = float(by_model["network"].min())
     checks.append(ClaimCheck("L2", "table_3_1", "The WRN retains more than 96% of its accuracy in every setting",
                              f"min retained(WRN) > {limits.network_keeps:g}%"
@@ -219,17 +226,33 @@ def retained_checks(table: pd.DataFrame, limits: LocalSignalThresholds) -> list[
     return checks
 
 
+def _stand_in_note(table: pd.DataFrame) -> str:
+    """What the quick stand-in changes about Table 3.1's comparison (quick scale's levels and models)."""
+    gaussian = table[table["setting"].str.contains("Gaussian")]
+    level = f"the Gaussian setting's largest σ here is {gaussian['max_level'].iloc[0]:g} (thesis: σ = 2); " \
+        if len(gaussian) else ""
+    zero = table.set_index(["model", "setting"])["accuracy_no_noise"].unstack(0)
+    start = float((zero["WRN"] - zero["NTK"]).max()) if {"WRN", "NTK"} <= set(zero.columns) else float("nan")
+    return (f"{level}the stand-in WRN (widths 8-16-32) and data (digits, photograph crops) train 10 epochs, and the "
+            f"NTK starts up to {start:.1f} points below the WRN without noise, so 'retained' divides by different "
+            "zero-noise accuracies")
+
+
 def placement_means(table: pd.DataFrame) -> pd.Series:
     """Mean accuracy (%) per placement over every size, model and level of Table B.1."""
     return table.groupby("placement")["accuracy_pct"].mean()
 
 
 def table_b_1_checks(table: pd.DataFrame, limits: LocalSignalThresholds) -> list[ClaimCheck]:
-    wide = table.pivot_table(index=["size_key", "placement", "sigma"], columns="model", values="accuracy_pct")
-    gaps = wide["WRN"] - wide["NTK"]
-    checks = [ClaimCheck("L4", "table_B_1", "The gap between the WRN and the NTK persists in all cases",
-                         f"WRN > NTK in every cell ({int((gaps > 0).sum())}/{len(gaps)} cells; measured: the "
-                         "smallest gap in points)", round(float(gaps.min()), 2), bool((gaps > 0).all()))]
+    wide = table.pivot_table(index=["size_key", "placement"], columns=["model", "sigma"], values="accuracy_pct")
+    lowest, highest = table["sigma"].min(), table["sigma"].max()
+    drops = {model: wide[(model, lowest)] - wide[(model, highest)] for model in ("WRN", "NTK")}
+    gaps = drops["NTK"] - drops["WRN"]
+    checks = [ClaimCheck("L4", "table_B_1", "The gap in WRN vs NTK performance degradation persists in all cases",
+                         f"in every size × placement the NTK's accuracy falls by more points than the WRN's from "
+                         f"σ = {lowest:g} to σ = {highest:g} ({int((gaps > 0).sum())}/{len(gaps)} do; measured: the "
+                         "smallest NTK-minus-WRN drop in points)", round(float(gaps.min()), 2),
+                         bool((gaps > 0).all()), failure_reason="stand_in")]
     means = placement_means(table)
     present = [p for p in PLACEMENT_ORDER if p in means.index]
     if len(present) > 1:
