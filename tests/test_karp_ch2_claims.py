@@ -159,3 +159,10 @@ def test_sweep_is_informative(tmp_path):
     assert [check.claim_id for check in checks] == ["K15", "K15"]
     assert all(check.passed is None and "whole sweep b = −0.60" in check.measured for check in checks)
     assert "m 50-200" in checks[0].measured and "m 200-1000" in checks[0].measured
+
+
+def test_every_unevaluated_check_says_why(tmp_path):
+    frames = [curve_rows(name, 1, 0.0) for name in ("1a", "2a", "2b")] + [curve_rows("2a", 2, 0.03)]
+    checks = claims({"curves": write(tmp_path, "curves", frames),
+                     "networks": write(tmp_path, "nets", network_frames(0.0, -0.05, 0.1))})
+    assert all(check.note.startswith("not evaluated") for check in checks if check.passed is None)

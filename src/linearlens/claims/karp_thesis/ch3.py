@@ -94,20 +94,24 @@ def _trend_check(frame: pd.DataFrame, claim_id: str, column: str, sign: int, sta
                       f"Spearman ρ(step, {column}) {direction}{limits.trend:g} and last {'>' if sign > 0 else '<'} "
                       f"first{ends} ({len(rows)} evaluations)",
                       f"ρ = {_num(rho)}; {_num(summary['first'], 4)} at step {int(rows['step'].iloc[0]):,} → "
-                      f"{_num(summary['last'], 4)} at step {int(rows['step'].iloc[-1]):,}", passed)
+                      f"{_num(summary['last'], 4)} at step {int(rows['step'].iloc[-1]):,}", passed,
+                      note="" if passed is not None else "not evaluated: the trend is undefined (constant values or "
+                      "fewer than two evaluations)")
 
 
 def _band_check(claim_id: str, statement: str, value: float, band, last_step: int, quantity: str) -> ClaimCheck:
     thesis_steps = TOY_THESIS["steps"]
     if band is None:
         return ClaimCheck(claim_id, "fig_3_3", statement, f"{quantity} in the band (paper scale only)",
-                          f"{_num(value)} at step {last_step:,}", None)
+                          f"{_num(value)} at step {last_step:,}", None,
+                          note="not evaluated at this scale: the band is for the thesis's settings, run at paper "
+                          "scale only")
     low, high = band
     check = f"{quantity} at step {thesis_steps:,} in [{low:g}, {high:g}]"
     if last_step != thesis_steps:
         return ClaimCheck(claim_id, "fig_3_3", statement, check,
-                          f"{_num(value)} at step {last_step:,} (not the thesis's {thesis_steps:,}: not evaluated)",
-                          None)
+                          f"{_num(value)} at step {last_step:,}", None,
+                          note=f"not evaluated: the run ends at step {last_step:,}, not the thesis's {thesis_steps:,}")
     return ClaimCheck(claim_id, "fig_3_3", statement, check, f"{_num(value)}", bool(low <= value <= high))
 
 
@@ -123,7 +127,8 @@ def toy_claims(frame: pd.DataFrame, spec: dict, limits: ToyThresholds) -> list[C
         "probability about 1/2 (Sec 3.3: Φ(1/log k) = 0.558 at k = 1000)",
         f"final test accuracy − Φ(1/(√(k − 1)·σ)) ≥ {limits.above_ceiling:g}",
         f"{_num(last.test_accuracy)} at step {last_step:,} against {_num(ceiling)} ({_signed(margin)})"
-        if np.isfinite(margin) else "n/a", None if not np.isfinite(margin) else bool(margin >= limits.above_ceiling)))
+        if np.isfinite(margin) else "n/a", None if not np.isfinite(margin) else bool(margin >= limits.above_ceiling),
+        note="" if np.isfinite(margin) else "not evaluated: the final accuracy or the linear ceiling is undefined"))
     checks.append(_band_check("T6", "final test accuracy of the reproduction at the thesis's settings (spec §11.1: "
                               "0.789 in a numpy re-run; DEFAULT acceptance band)", float(last.test_accuracy),
                               limits.final_accuracy, last_step, "final test accuracy"))
@@ -136,7 +141,8 @@ def toy_claims(frame: pd.DataFrame, spec: dict, limits: ToyThresholds) -> list[C
         "|b|/|w·w*| ≤ Θ(1/k) while b > 0 (Sec 3.4, informative: no constant is stated)",
         "largest b, steps with b > 0, largest k·b/(w·w*) while b > 0 (tracked every step)",
         f"b peaked at {last.b_peak:.3g}, positive after {int(last.b_positive_steps)} of {last_step:,} steps; "
-        f"k·b/(w·w*) ≤ {k * last.positive_ratio_peak:.3g}", None))
+        f"k·b/(w·w*) ≤ {k * last.positive_ratio_peak:.3g}", None,
+        note="not evaluated: informative, the thesis states the order Θ(1/k) without a constant"))
     return checks
 
 
@@ -215,14 +221,16 @@ def retained_checks(table: pd.DataFrame, limits: LocalSignalThresholds) -> list[
                              + ("" if limits.against_thesis else " (asserted at paper scale only: the quick "
                                                                  "stand-in's levels and data differ)"),
                              round(network_min, 2),
-                             network_min > limits.network_keeps if limits.against_thesis else None))
+                             network_min > limits.network_keeps if limits.against_thesis else None,
+                             note="" if limits.against_thesis else "not evaluated at this scale: the thesis's number needs its data, network and noise levels (paper scale); the quick stand-in's differ"))
     imagenet = [s for s in by_model["linearisation"].index if s.startswith("CIFAR-10")]
     if imagenet:
         ntk = float(by_model["linearisation"][imagenet[0]])
         checks.append(ClaimCheck("L3", "table_3_1", "The NTK retains less than 70% on CIFAR-10 with ImageNet noise",
                                  f"retained(NTK, {imagenet[0]}) < {limits.ntk_keeps_at_most:g}%"
                                  + ("" if limits.against_thesis else " (asserted at paper scale only)"),
-                                 round(ntk, 2), ntk < limits.ntk_keeps_at_most if limits.against_thesis else None))
+                                 round(ntk, 2), ntk < limits.ntk_keeps_at_most if limits.against_thesis else None,
+                                 note="" if limits.against_thesis else "not evaluated at this scale: the thesis's number needs its data, network and noise levels (paper scale); the quick stand-in's differ"))
     return checks
 
 
@@ -272,7 +280,8 @@ def table_b_1_checks(table: pd.DataFrame, limits: LocalSignalThresholds) -> list
     else:
         checks.append(ClaimCheck("L6", "table_B_1", "All models are better on the larger images",
                                  "needs both image sizes; this configuration runs only " + ", ".join(sizes),
-                                 None, None))
+                                 None, None, note="not evaluated at this scale: the configuration runs one image "
+                                 "size (" + ", ".join(sizes) + "); the comparison needs both"))
     compared = table.dropna(subset=["thesis_pct"])
     worst = float(compared["difference"].abs().max()) if len(compared) else float("nan")
     evaluable = limits.against_thesis and len(compared) == len(table)
@@ -281,7 +290,9 @@ def table_b_1_checks(table: pd.DataFrame, limits: LocalSignalThresholds) -> list
                              f"largest difference over {len(compared)} comparable cells)"
                              + ("" if limits.against_thesis else "; asserted at paper scale only"),
                              round(worst, 2) if np.isfinite(worst) else None,
-                             worst <= limits.table_tolerance if evaluable else None))
+                             worst <= limits.table_tolerance if evaluable else None,
+                             note="" if evaluable else "not evaluated at this scale: the thesis's cells need its data, "
+                             "network and noise levels (paper scale), and every cell a thesis value"))
     return checks
 
 
