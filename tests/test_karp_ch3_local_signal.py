@@ -304,7 +304,8 @@ def test_tables_put_ours_beside_the_thesis(tmp_path):
     cell = b1[(b1["model"] == "NTK") & (b1["placement"] == "fixed_corner") & (b1["sigma"] == 0)].iloc[0]
     assert cell["accuracy_pct"] == pytest.approx(82.0) and cell["thesis_pct"] == 92.0
     assert cell["difference"] == pytest.approx(-10.0)
-    assert json.loads((tmp_path / "table_B_1.json").read_text())["data_source"] == "synthetic rows — stand-in"
+    source = json.loads((tmp_path / "table_B_1.json").read_text())["data_source"]
+    assert source.startswith("synthetic rows — stand-in; network: WRN of widths") and "stand-in for WRN-10-10" in source
 
 
 def test_figures_render(tmp_path, datasets):
@@ -314,7 +315,8 @@ def test_figures_render(tmp_path, datasets):
                              **{f"active_relu{i}": [0.5, 0.45, 0.4] for i in range(1, 8)}})
     sparsity.to_csv(tmp_path / "sparsity.csv", index=False)
     figures.plot_fig_3_2(FigureJob("fig_3_2", {"runs": [str(tmp_path / "sparsity.csv")]},
-                                   {"probe_size": 10, "eval_batch": 5, "epochs": 2}, str(tmp_path / "fig_3_2.png"),
+                                   {"probe_size": 10, "eval_batch": 5, "epochs": 2, "model": SPEC["model"]},
+                                   str(tmp_path / "fig_3_2.png"),
                                    "caption.", "digits"))
     np.savez(tmp_path / "examples.npz", **example_images(datasets, SPEC["images"]))
     figures.plot_fig_3_5(FigureJob("fig_3_5", {"examples": [str(tmp_path / "examples.npz")]}, SPEC,

@@ -41,7 +41,8 @@ def growth_settings(name: str = "bert", **changes) -> dict:
     document_setting, objective = {"bert": ("BERT-BASE 12 → 16", "masked"), "ul2": ("UL2 12 → 16", "causal")}[name]
     settings = {"name": name, "document_setting": document_setting, "objective": objective, "layers": LAYERS,
                 "grown_layers": GROWN, "train_steps": 300, "window_end": 60, "window_every": 1, "lag": 100,
-                "lag_k": 20, "smoothing": 5, "data": "synthetic losses", "seed": 0, "proxy": True}
+                "lag_k": 20, "smoothing": 5, "data": "synthetic losses", "seed": 0, "proxy": True,
+                "model": {"width": 8, "heads": 2, "hidden": 16, "context": 8}}
     return {**settings, **changes}
 
 
@@ -89,7 +90,8 @@ def patterned_run(tmp_path, holds: bool = True, seed: int = 0, name: str = "bert
 
 def write_stacking_run(path, adaptive_final: float, last_final: float, seed: int = 0) -> str:
     settings = {"stage_layers": [2, 4, 6, 8], "stage_steps": 200, "probe_steps": 10, "data": "synthetic losses",
-                "seed": seed, "proxy": True}
+                "seed": seed, "proxy": True, "document_setting": "BERT-LARGE stacked",
+                "model": {"width": 8, "heads": 2, "hidden": 16, "context": 8}}
     chosen = np.array([["", "start0-b1-duplicate", "start2-b2-duplicate", "start0-b2-duplicate"],
                        ["", "start0-b2-duplicate", "start2-b2-duplicate", "start4-b2-duplicate"]])
     np.savez(path, strategy=np.array(["adaptive", "last"]), stage_layers=np.array([2, 4, 6, 8]), chosen=chosen,
@@ -363,7 +365,7 @@ def test_figures_write_png_and_caption(tmp_path, plot):
     assert (tmp_path / f"{plot}.png").stat().st_size > 0
     sidecar = json.loads((tmp_path / f"{plot}.json").read_text())
     assert sidecar["caption"].startswith("Lead.") and "Other seeds: seed 1" in sidecar["caption"]
-    assert "proxy" in sidecar["caption"] and sidecar["data_source"] == "synthetic — stand-in, seed 0"
+    assert "proxy" in sidecar["caption"] and sidecar["data_source"].startswith("synthetic — stand-in, seed 0; network: pre-LN transformer of width 8")
 
 
 def test_fig_5_2_titles_carry_the_measured_correlations(tmp_path, monkeypatch):
