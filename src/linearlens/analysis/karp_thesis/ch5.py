@@ -225,6 +225,17 @@ def window_losses(run: dict, smooth: bool = True) -> tuple[np.ndarray, np.ndarra
     return steps[inside], smoothed(loss, window)[:, inside]
 
 
+def final_ranking_noise(run: dict, last: int = 10) -> dict[str, float]:
+    """How far apart the operators end, against how much one operator moves about the others: the
+    spread (std across operators) of the final losses' deviations from their mean, and the noise, the
+    median over operators of the std of that deviation over the last ``last`` recorded steps before
+    the final one. A final spread below the noise is a ranking one batch can reorder."""
+    deviation = run["loss"] - run["loss"].mean(axis=0)
+    final = int(np.searchsorted(run["steps"], final_step(run)))
+    return {"spread": float(deviation[:, final].std()),
+            "noise": float(np.median(deviation[:, max(final - last, 0):final].std(axis=1)))}
+
+
 # --- correlations, Recall@k, regret (Sec 5.3) --------------------------------------------------
 
 def correlations(x, y) -> dict[str, float]:
@@ -369,7 +380,14 @@ def growth_summary(run: dict, level: float = 0.7) -> dict:
             "relative_regret": table["relative regret"].to_dict(),
             "recall_1_from": settled_from(steps, recall_at_k(window, final, ks=(1,))[0] == 1),
             "no_regret_from": settled_from(steps, relative_regret(window, final) == 0),
-            "correlated_from": phase_transition_step(steps, with_final, level), "level": level}
+            "correlated_from": phase_transition_step(steps, with_final, level), "level": level,
+            "after_lag": _correlations_after(run, final), **{f"final_{k}": v for k, v in final_ranking_noise(run).items()}}
+
+
+def _correlations_after(run: dict, final: np.ndarray) -> dict[int, float]:
+    """Pearson(raw loss at step, final loss) at every recorded step from the lag to before the final one."""
+    steps = run["steps"][(run["steps"] >= run["settings"]["lag"]) & (run["steps"] < final_step(run))]
+    return {int(step): correlations(loss_at(run, int(step)), final)["pearson"] for step in steps}
 
 
 # --- Table C.2: adaptive against last stacking -------------------------------------------------

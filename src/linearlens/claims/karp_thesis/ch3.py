@@ -94,20 +94,24 @@ def _trend_check(frame: pd.DataFrame, claim_id: str, column: str, sign: int, sta
                       f"Spearman ρ(step, {column}) {direction}{limits.trend:g} and last {'>' if sign > 0 else '<'} "
                       f"first{ends} ({len(rows)} evaluations)",
                       f"ρ = {_num(rho)}; {_num(summary['first'], 4)} at step {int(rows['step'].iloc[0]):,} → "
-                      f"{_num(summary['last'], 4)} at step {int(rows['step'].iloc[-1]):,}", passed)
+                      f"{_num(summary['last'], 4)} at step {int(rows['step'].iloc[-1]):,}", passed,
+                      note="" if passed is not None else "not evaluated: the trend is undefined (constant values or "
+                      "fewer than two evaluations)")
 
 
 def _band_check(claim_id: str, statement: str, value: float, band, last_step: int, quantity: str) -> ClaimCheck:
     thesis_steps = TOY_THESIS["steps"]
     if band is None:
         return ClaimCheck(claim_id, "fig_3_3", statement, f"{quantity} in the band (paper scale only)",
-                          f"{_num(value)} at step {last_step:,}", None)
+                          f"{_num(value)} at step {last_step:,}", None,
+                          note="not evaluated at this scale: the band is for the thesis's settings, run at paper "
+                          "scale only")
     low, high = band
     check = f"{quantity} at step {thesis_steps:,} in [{low:g}, {high:g}]"
     if last_step != thesis_steps:
         return ClaimCheck(claim_id, "fig_3_3", statement, check,
-                          f"{_num(value)} at step {last_step:,} (not the thesis's {thesis_steps:,}: not evaluated)",
-                          None)
+                          f"{_num(value)} at step {last_step:,}", None,
+                          note=f"not evaluated: the run ends at step {last_step:,}, not the thesis's {thesis_steps:,}")
     return ClaimCheck(claim_id, "fig_3_3", statement, check, f"{_num(value)}", bool(low <= value <= high))
 
 
@@ -123,7 +127,8 @@ def toy_claims(frame: pd.DataFrame, spec: dict, limits: ToyThresholds) -> list[C
         "probability about 1/2 (Sec 3.3: Φ(1/log k) = 0.558 at k = 1000)",
         f"final test accuracy − Φ(1/(√(k − 1)·σ)) ≥ {limits.above_ceiling:g}",
         f"{_num(last.test_accuracy)} at step {last_step:,} against {_num(ceiling)} ({_signed(margin)})"
-        if np.isfinite(margin) else "n/a", None if not np.isfinite(margin) else bool(margin >= limits.above_ceiling)))
+        if np.isfinite(margin) else "n/a", None if not np.isfinite(margin) else bool(margin >= limits.above_ceiling),
+        note="" if np.isfinite(margin) else "not evaluated: the final accuracy or the linear ceiling is undefined"))
     checks.append(_band_check("T6", "final test accuracy of the reproduction at the thesis's settings (spec §11.1: "
                               "0.789 in a numpy re-run; DEFAULT acceptance band)", float(last.test_accuracy),
                               limits.final_accuracy, last_step, "final test accuracy"))
@@ -136,7 +141,8 @@ def toy_claims(frame: pd.DataFrame, spec: dict, limits: ToyThresholds) -> list[C
         "|b|/|w·w*| ≤ Θ(1/k) while b > 0 (Sec 3.4, informative: no constant is stated)",
         "largest b, steps with b > 0, largest k·b/(w·w*) while b > 0 (tracked every step)",
         f"b peaked at {last.b_peak:.3g}, positive after {int(last.b_positive_steps)} of {last_step:,} steps; "
-        f"k·b/(w·w*) ≤ {k * last.positive_ratio_peak:.3g}", None))
+        f"k·b/(w·w*) ≤ {k * last.positive_ratio_peak:.3g}", None,
+        note="not evaluated: informative, the thesis states the order Θ(1/k) without a constant"))
     return checks
 
 
@@ -145,10 +151,10 @@ def toy_claims(frame: pd.DataFrame, spec: dict, limits: ToyThresholds) -> list[C
 # ==== ========= ===================================================================================
 # id   figure    statement (the check)
 # ==== ========= ===================================================================================
-# L1   table_3_1 the WRN keeps more of its zero-noise accuracy than its NTK, in every setting
+# L1   table_3_1 the NTK degrades while the WRN barely moves: NTK's lost share ≥ 2× the WRN's, every setting
 # L2   table_3_1 the WRN keeps > 96% everywhere (paper scale)
 # L3   table_3_1 the NTK keeps < 70% on CIFAR-10 with ImageNet noise (paper scale)
-# L4   table_B_1 the gap persists: the WRN beats the NTK in every cell
+# L4   table_B_1 the degradation gap persists: the NTK loses more points than the WRN, every size × placement
 # L5   table_B_1 placement ordering fixed corner > random corner > random location (mean accuracy)
 # L6   table_B_1 every model is better on the larger images (mean accuracy; needs both sizes)
 # L7   table_B_1 every cell within ±1.5 points of the thesis (paper scale)
@@ -167,6 +173,7 @@ PLACEMENT_ORDER = ("fixed_corner", "random_corner", "random_loc")  # best first 
 
 @dataclass(frozen=True)
 class LocalSignalThresholds:
+    degrades_by: float = 2.0  # L1: the NTK's lost share at least this × the WRN's (DEFAULT; thesis's least 4.6)
     network_keeps: float = 96.0  # L2: % of the zero-noise accuracy
     ntk_keeps_at_most: float = 70.0  # L3
     table_tolerance: float = 1.5  # L7: points per cell
@@ -195,28 +202,48 @@ def noisy_image_claims(job: ClaimsJob) -> list[ClaimCheck]:
 def retained_checks(table: pd.DataFrame, limits: LocalSignalThresholds) -> list[ClaimCheck]:
     by_model = {model: table[table["model"] == label].set_index("setting")["retained_pct"]
                 for model, label in (("network", "WRN"), ("linearisation", "NTK"))}
-    margins = by_model["network"] - by_model["linearisation"]
-    listed = "; ".join(f"{setting}: WRN {by_model['network'][setting]:.1f}%, NTK "
-                       f"{by_model['linearisation'][setting]:.1f}%" for setting in margins.index)
-    checks = [ClaimCheck("L1", "table_3_1", "The WRN retains far more of its accuracy under noise than its NTK "
-                         "(Table 3.1: 96.8-99.8% against 69.8-92.8%)",
-                         f"retained(WRN) > retained(NTK) in every setting ({listed})",
-                         round(float(margins.min()), 2), bool((margins > 0).all()))]
+    lost = {model: 100.0 - retained for model, retained in by_model.items()}
+    ratios = lost["linearisation"] / lost["network"].clip(lower=1e-9)
+    listed = "; ".join(f"{setting}: WRN keeps {by_model['network'][setting]:.1f}%, NTK "
+                       f"{by_model['linearisation'][setting]:.1f}% (NTK loses {ratios[setting]:.2f}× as much)"
+                       for setting in ratios.index)
+    checks = [ClaimCheck("L1", "table_3_1", "As the noise grows the NTK's performance decreases significantly while "
+                         "the WRN's is relatively unaffected (Table 3.1: the WRN retains 96.8-99.8%, the NTK "
+                         "69.8-92.8%)",
+                         f"in every setting the NTK loses at least {limits.degrades_by:g}× the share of its zero-noise "
+                         f"accuracy the WRN loses (DEFAULT; measured: the smallest ratio; {listed})",
+                         round(float(ratios.min()), 2), bool((ratios >= limits.degrades_by).all()),
+                         failure_reason="stand_in", note=_stand_in_note(table),
+                         document_threshold="thesis's own smallest ratio: 4.6 (CIFAR-2, Gaussian noise)")]
     network_min = float(by_model["network"].min())
     checks.append(ClaimCheck("L2", "table_3_1", "The WRN retains more than 96% of its accuracy in every setting",
                              f"min retained(WRN) > {limits.network_keeps:g}%"
                              + ("" if limits.against_thesis else " (asserted at paper scale only: the quick "
                                                                  "stand-in's levels and data differ)"),
                              round(network_min, 2),
-                             network_min > limits.network_keeps if limits.against_thesis else None))
+                             network_min > limits.network_keeps if limits.against_thesis else None,
+                             note="" if limits.against_thesis else "not evaluated at this scale: the thesis's number needs its data, network and noise levels (paper scale); the quick stand-in's differ"))
     imagenet = [s for s in by_model["linearisation"].index if s.startswith("CIFAR-10")]
     if imagenet:
         ntk = float(by_model["linearisation"][imagenet[0]])
         checks.append(ClaimCheck("L3", "table_3_1", "The NTK retains less than 70% on CIFAR-10 with ImageNet noise",
                                  f"retained(NTK, {imagenet[0]}) < {limits.ntk_keeps_at_most:g}%"
                                  + ("" if limits.against_thesis else " (asserted at paper scale only)"),
-                                 round(ntk, 2), ntk < limits.ntk_keeps_at_most if limits.against_thesis else None))
+                                 round(ntk, 2), ntk < limits.ntk_keeps_at_most if limits.against_thesis else None,
+                                 note="" if limits.against_thesis else "not evaluated at this scale: the thesis's number needs its data, network and noise levels (paper scale); the quick stand-in's differ"))
     return checks
+
+
+def _stand_in_note(table: pd.DataFrame) -> str:
+    """What the quick stand-in changes about Table 3.1's comparison (quick scale's levels and models)."""
+    gaussian = table[table["setting"].str.contains("Gaussian")]
+    level = f"the Gaussian setting's largest σ here is {gaussian['max_level'].iloc[0]:g} (thesis: σ = 2); " \
+        if len(gaussian) else ""
+    zero = table.set_index(["model", "setting"])["accuracy_no_noise"].unstack(0)
+    start = float((zero["WRN"] - zero["NTK"]).max()) if {"WRN", "NTK"} <= set(zero.columns) else float("nan")
+    return (f"{level}the stand-in WRN (widths 8-16-32) and data (digits, photograph crops) train 10 epochs, and the "
+            f"NTK starts up to {start:.1f} points below the WRN without noise, so 'retained' divides by different "
+            "zero-noise accuracies")
 
 
 def placement_means(table: pd.DataFrame) -> pd.Series:
@@ -225,11 +252,15 @@ def placement_means(table: pd.DataFrame) -> pd.Series:
 
 
 def table_b_1_checks(table: pd.DataFrame, limits: LocalSignalThresholds) -> list[ClaimCheck]:
-    wide = table.pivot_table(index=["size_key", "placement", "sigma"], columns="model", values="accuracy_pct")
-    gaps = wide["WRN"] - wide["NTK"]
-    checks = [ClaimCheck("L4", "table_B_1", "The gap between the WRN and the NTK persists in all cases",
-                         f"WRN > NTK in every cell ({int((gaps > 0).sum())}/{len(gaps)} cells; measured: the "
-                         "smallest gap in points)", round(float(gaps.min()), 2), bool((gaps > 0).all()))]
+    wide = table.pivot_table(index=["size_key", "placement"], columns=["model", "sigma"], values="accuracy_pct")
+    lowest, highest = table["sigma"].min(), table["sigma"].max()
+    drops = {model: wide[(model, lowest)] - wide[(model, highest)] for model in ("WRN", "NTK")}
+    gaps = drops["NTK"] - drops["WRN"]
+    checks = [ClaimCheck("L4", "table_B_1", "The gap in WRN vs NTK performance degradation persists in all cases",
+                         f"in every size × placement the NTK's accuracy falls by more points than the WRN's from "
+                         f"σ = {lowest:g} to σ = {highest:g} ({int((gaps > 0).sum())}/{len(gaps)} do; measured: the "
+                         "smallest NTK-minus-WRN drop in points)", round(float(gaps.min()), 2),
+                         bool((gaps > 0).all()), failure_reason="stand_in")]
     means = placement_means(table)
     present = [p for p in PLACEMENT_ORDER if p in means.index]
     if len(present) > 1:
@@ -249,7 +280,8 @@ def table_b_1_checks(table: pd.DataFrame, limits: LocalSignalThresholds) -> list
     else:
         checks.append(ClaimCheck("L6", "table_B_1", "All models are better on the larger images",
                                  "needs both image sizes; this configuration runs only " + ", ".join(sizes),
-                                 None, None))
+                                 None, None, note="not evaluated at this scale: the configuration runs one image "
+                                 "size (" + ", ".join(sizes) + "); the comparison needs both"))
     compared = table.dropna(subset=["thesis_pct"])
     worst = float(compared["difference"].abs().max()) if len(compared) else float("nan")
     evaluable = limits.against_thesis and len(compared) == len(table)
@@ -258,7 +290,9 @@ def table_b_1_checks(table: pd.DataFrame, limits: LocalSignalThresholds) -> list
                              f"largest difference over {len(compared)} comparable cells)"
                              + ("" if limits.against_thesis else "; asserted at paper scale only"),
                              round(worst, 2) if np.isfinite(worst) else None,
-                             worst <= limits.table_tolerance if evaluable else None))
+                             worst <= limits.table_tolerance if evaluable else None,
+                             note="" if evaluable else "not evaluated at this scale: the thesis's cells need its data, "
+                             "network and noise levels (paper scale), and every cell a thesis value"))
     return checks
 
 

@@ -94,6 +94,14 @@ def read_image_runs(paths) -> pd.DataFrame:
     return pd.concat([pd.read_csv(path) for path in paths], ignore_index=True)
 
 
+def network_source(job: FigureJob, linearised: bool = True) -> str:
+    """The data source with the stand-in network named (on the image, not only in the sidecar)."""
+    model = job.params["model"]
+    network = (f"network: WRN of widths {'-'.join(str(w) for w in model['widths'])} (stem {model['stem']}, "
+               f"{model['blocks']} block per group), stand-in for WRN-10-10")
+    return f"{job.data_source}; {network}" + ("; NTK: its linearisation at θ₀" if linearised else "")
+
+
 def _recipe_note(params: dict) -> str:
     network, linearisation = params["network"], params["linearisation"]
     return (f"WRN: {network['optimiser']['name']} at {network['optimiser']['lr']:g}, batch {network['batch_size']}, "
@@ -126,7 +134,7 @@ def plot_fig_3_4(job: FigureJob) -> None:
     fig.tight_layout()
     caption = _caption(job.caption, "Each point is one run: the test accuracy after the last epoch.",
                         _recipe_note(job.params))
-    save_figure(fig, job.png_path, caption, job.data_source)
+    save_figure(fig, job.png_path, caption, network_source(job))
 
 
 def table_3_1(job: FigureJob) -> None:
@@ -137,7 +145,7 @@ def table_3_1(job: FigureJob) -> None:
     caption = _caption(job.caption, "retained_pct = 100 · accuracy at the largest level / accuracy without "
                         "noise, from Fig 3.4's runs; thesis_retained_pct is the thesis's Table 3.1 (its largest "
                         "levels are s = 1 and σ = 2; max_level is ours).", _recipe_note(job.params))
-    save_table(frame.round(2), job.png_path, caption, job.data_source)
+    save_table(frame.round(2), job.png_path, caption, network_source(job))
 
 
 def table_B_1(job: FigureJob) -> None:
@@ -147,7 +155,7 @@ def table_B_1(job: FigureJob) -> None:
     frame = table_b_1_frame(final, images["table_B_1"], images["sizes"])
     caption = _caption(job.caption, "thesis_pct is the thesis's Table B.1 (NaN where it has no such cell); "
                         "difference = ours − thesis.", _recipe_note(job.params))
-    save_table(frame.round(2), job.png_path, caption, job.data_source)
+    save_table(frame.round(2), job.png_path, caption, network_source(job))
 
 
 def plot_fig_3_2(job: FigureJob) -> None:
@@ -169,7 +177,7 @@ def plot_fig_3_2(job: FigureJob) -> None:
                         f"(batch statistics, chunks of {settings['eval_batch']}); the WRN is trained as in Fig 3.4 "
                         f"for {settings['epochs']} epochs; final test accuracy "
                         f"{100 * rows['test_accuracy'].iloc[-1]:.1f}%.")
-    save_figure(fig, job.png_path, caption, job.data_source)
+    save_figure(fig, job.png_path, caption, network_source(job, linearised=False))
 
 
 def plot_fig_3_5(job: FigureJob) -> None:

@@ -180,7 +180,16 @@ def _runs(job: FigureJob) -> list[dict]:
 
 
 def _data_source(job: FigureJob, settings: dict) -> str:
-    return f"{job.data_source or settings['data']}, seed {settings['seed']}"
+    """The data, and the stand-in network named on the image."""
+    return f"{job.data_source or settings['data']}, seed {settings['seed']}; network: {_network_text(settings)}"
+
+
+def _network_text(settings: dict) -> str:
+    model = settings["model"]
+    layers = (" → ".join(str(int(n)) for n in settings["stage_layers"]) if "stage_layers" in settings
+              else f"{settings['layers']} → {settings['layers'] + settings['grown_layers']}")
+    return (f"pre-LN transformer of width {model['width']}, {model['heads']} heads, {layers} layers, stand-in for "
+            f"{settings['document_setting']}")
 
 
 def _setting_text(run: dict) -> str:
