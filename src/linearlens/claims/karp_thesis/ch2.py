@@ -33,7 +33,7 @@ Decisions where the thesis gives no number (DEFAULTs): "not decreasing" reads as
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -96,15 +96,19 @@ def stability_claims(job: ClaimsJob) -> list[ClaimCheck]:
         sweep = sweep_rows({"sweep": job.inputs.get("sweep", []), "pairs": job.inputs.get("sweep_pairs", [])},
                            spec["sweep"]["samples"], spec["sweep"]["sizes"])
         checks += sweep_checks(sweep, spec["sweep"]["configuration"])
-    return [_explained(check) for check in checks]
+    return checks
 
 
-def _explained(check: ClaimCheck) -> ClaimCheck:
-    """A check left unevaluated by an exponent that could not be fitted says so."""
-    if check.passed is None and not check.note:
-        return replace(check, note="not evaluated at this scale: an exponent could not be fitted (fewer than two "
-                       "sizes m with runs)")
-    return check
+UNFITTED = "not evaluated at this scale: an exponent could not be fitted (fewer than two sizes m with runs)"
+
+
+def _check(*fields, **named) -> ClaimCheck:
+    """A ClaimCheck; one left unevaluated without a note was so by an exponent that could not be fitted
+    (``_verdict``), and says so."""
+    passed = named["passed"] if "passed" in named else fields[5]
+    if passed is None and not named.get("note"):
+        named["note"] = UNFITTED
+    return ClaimCheck(*fields, **named)
 
 
 # --- formatting and verdicts ------------------------------------------------------------------------
@@ -153,17 +157,17 @@ def logistic_checks(rows: pd.DataFrame, limits: StabilityThresholds) -> list[Cla
     difference = stability["b"] - gap["b"]
     decay = limits.logistic_decay
     return [
-        ClaimCheck("K1", "fig_2_1", "logistic regression: the logistic-loss stability has a dependence on m comparable "
+        _check("K1", "fig_2_1", "logistic regression: the logistic-loss stability has a dependence on m comparable "
                    "to the logistic-loss gap's (panels 1-3 between m^−1.05 and m^−1.13)",
                    f"|b_stability − b_gap| ≤ {limits.logistic_agreement:g} and b_stability, b_gap ≤ {_limit(decay)}",
                    f"b_stability − b_gap = {_num(difference, 3)} ({_num(stability['b'], 3)} vs {_num(gap['b'], 3)}; log-log "
                    f"{_num(stability['loglog'])} vs {_num(gap['loglog'])})",
                    _verdict([difference], abs(difference) <= limits.logistic_agreement
                             and stability["b"] <= decay and gap["b"] <= decay)),
-        ClaimCheck("K2", "fig_2_1", "logistic regression: ‖A(S) − A(S′)‖₂ decays with m like the gap and the stability "
+        _check("K2", "fig_2_1", "logistic regression: ‖A(S) − A(S′)‖₂ decays with m like the gap and the stability "
                    "(between m^−1.05 and m^−1.13)", f"b_distance ≤ {_limit(decay)}", _fit_text(distance),
                    _verdict([distance["b"]], distance["b"] <= decay)),
-        ClaimCheck("K3", "fig_2_1", "logistic regression: the 0-1 gap decays a bit more weakly, m^−0.82 (shown for "
+        _check("K3", "fig_2_1", "logistic regression: the 0-1 gap decays a bit more weakly, m^−0.82 (shown for "
                    "completeness, as a frame of reference)", "informative: the 0-1 gap's exponent against the "
                    "thesis's −0.82 (no criterion in the thesis)", _fit_text(error), None,
                    note="not evaluated: informative, the thesis shows the 0-1 gap as a frame of reference only"),
@@ -205,14 +209,14 @@ def network_checks(rows: pd.DataFrame, spec: dict, limits: StabilityThresholds) 
         error = exponent_summary(main, "gap_error")
         split = _trials_disagree(_runs(rows, name), MAIN, limits)
         regime = {"failure_reason": "regime" if split else None, "note": split}
-        checks.append(ClaimCheck(
+        checks.append(_check(
             "K4", "fig_2_2", f"configuration {name}: the cross-entropy stability decays markedly slower than the "
             f"cross-entropy gap (thesis: {THESIS_NETWORKS[name]})",
             f"trial {trial}, {ITERATION[MAIN]}: b_stability − b_gap ≥ {_num(limits.slower_by)}",
             f"{text}; 0-1 gap {_fit_text(error)}", _verdict([difference], difference >= limits.slower_by), **regime))
         if name == "2a":
             stability = exponent_summary(main, "stability")
-            checks.append(ClaimCheck(
+            checks.append(_check(
                 "K5", "fig_2_2", "configuration 2a: the cross-entropy stability does not decrease with m",
                 f"trial {trial}, {ITERATION[MAIN]}: b_stability ≥ {_limit(limits.flat_stability)}", _fit_text(stability),
                 _verdict([stability["b"]], stability["b"] >= limits.flat_stability), **regime))
@@ -233,7 +237,7 @@ def appendix_checks(rows: pd.DataFrame, limits: StabilityThresholds) -> list[Cla
             parts.append(f"trial {trial}: {text}" + ("" if verdicts[-1] is not False else " FAILS"))
         passing = sum(verdict is True for verdict in verdicts)
         split = _trials_disagree(runs, snapshot, limits)
-        checks.append(ClaimCheck(
+        checks.append(_check(
             "K6", figure, f"configuration {name} at {ITERATION[snapshot]}, every trial: the cross-entropy stability "
             "has a dependence on m not comparable to the gap's (roughly consistent with trial 1)",
             f"every trial: b_stability − b_gap ≥ {_num(limits.slower_by)}",
@@ -266,7 +270,7 @@ def distance_checks(rows: pd.DataFrame, spec: dict, limits: StabilityThresholds)
         first = main[main["trial"] == _first_trial(spec, name)]
         if len(first):
             fit = exponent_summary(first, "distance")
-            checks.append(ClaimCheck(
+            checks.append(_check(
                 "K7", "fig_2_3", f"configuration {name}: ‖A(S) − A(S′)‖₂ does not decrease with m (and even increases "
                 "in some ranges)", f"trial {_first_trial(spec, name)}, {ITERATION[MAIN]}: the distance maxima's "
                 f"fitted exponent ≥ {_limit(floor)} (DEFAULT reading of 'does not decrease')",
@@ -280,7 +284,7 @@ def distance_checks(rows: pd.DataFrame, spec: dict, limits: StabilityThresholds)
             test = (f"every trial, {ITERATION[MAIN]}: the maxima's fitted exponent ≥ {_limit(limit)} (DEFAULT)"
                     if limit is not None else "informative: the norm maxima's exponent per trial (the thesis states "
                     "no criterion on the norms)")
-            checks.append(ClaimCheck(claim_id, figure, f"configuration {name}: {statement}", test, text,
+            checks.append(_check(claim_id, figure, f"configuration {name}: {statement}", test, text,
                                      None if limit is None else _all(verdicts),
                                      note="not evaluated: informative, the thesis states no criterion on the norms"
                                      if limit is None else ""))
@@ -333,7 +337,7 @@ def _contrast_check(claim_id: str, figure: str, dips: dict, trial_1a: int, trial
     """1a stays connected while 2b, on the same m, does not: 1a's max dip ≤ the limit < 2b's."""
     dip_1a, dip_2b = _max_dip(dips, "1a", trial_1a, m), _max_dip(dips, "2b", trial_2b, m)
     passed = dip_1a <= limits.connected_dip < dip_2b
-    return ClaimCheck(
+    return _check(
         claim_id, figure, statement,
         f"m = {m}: 1a (trial {trial_1a}) max test-accuracy dip on α ∈ [0, 1] ≤ {limits.connected_dip:g} and 2b's "
         f"(trial {trial_2b}) max dip > {limits.connected_dip:g} (the thesis's contrast: 2b loses connectivity)",
@@ -360,7 +364,7 @@ def _ordering(dips: dict, spec: dict) -> list[ClaimCheck]:
     checks = []
     for m in sorted(sizes):
         medians = {name: float(dips[(name, trials[name], m)][0].median()) for name in NETWORKS}
-        checks.append(ClaimCheck(
+        checks.append(_check(
             "K12", "fig_2_4", "connectivity spans the possibilities: 1a non-decreasing, 2a slightly decreasing, "
             "2b significantly decreasing accuracy along the path",
             f"first trials, m = {m}: median test-accuracy dip over the pairs 1a < 2a < 2b (strict)",
@@ -388,7 +392,7 @@ def _further_trials(dips: dict, spec: dict, limits: StabilityThresholds) -> list
             else:
                 beside = [f"1a m = {m}: median {dips[('1a', trial, m)][0].median():.3f}"
                           for m in sizes if ("1a", trial, m) in dips]
-                checks.append(ClaimCheck(
+                checks.append(_check(
                     "K14", "fig_A_15", "configuration 2a, further trials: slightly decreasing accuracy along the path",
                     f"informative, trial {trial}: the test-accuracy dips (the thesis gives no size for 'slightly'), "
                     "beside 1a's of the same trial", "; ".join(parts + beside), None,
@@ -414,7 +418,7 @@ def sweep_checks(rows: pd.DataFrame, configuration: str) -> list[ClaimCheck]:
         lower, upper = _halves(per_size_maxima(runs, "gap_loss"))
         slopes = [f"m {part.index.min()}-{part.index.max()}: log-log slope "
                   f"{_num(loglog_slope(part.index.to_numpy(), part.to_numpy()))}" for part in (lower, upper)]
-        checks.append(ClaimCheck(
+        checks.append(_check(
             "K15", "fig_A_1", f"configuration {configuration} at {ITERATION[snapshot]}: the log-log plot of the gap "
             "reveals different regions of decrease with m", "informative: the gap maxima's fitted exponent over the "
             "whole sweep and the log-log slopes over the lower and upper halves of the sizes (no criterion in the "
@@ -429,7 +433,7 @@ def at_z_checks(rows: pd.DataFrame, figure: str) -> list[ClaimCheck]:
     checks = []
     for name, runs in rows.groupby("configuration"):
         parts = [f"{snapshot} {_at_z(group):.0%}" for snapshot, group in runs.groupby("snapshot")]
-        checks.append(ClaimCheck(
+        checks.append(_check(
             "K16", figure, f"configuration {name}: β̂ is a max over the test set, which contains the swapped-in z "
             "(trap C2-4: kept, as intended)", "informative: the fraction of pairs whose β̂ is attained at z",
             f"{_at_z(runs):.0%} of {len(runs)} pair-snapshots (" + ", ".join(parts) + ")", None,
