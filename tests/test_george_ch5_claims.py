@@ -112,7 +112,7 @@ def _spurious(final_one: float, final_lazy: float, lazy_ended: str) -> tuple[pd.
     return pd.DataFrame(rows), pd.DataFrame(summaries)
 
 
-def test_runs_that_do_not_converge_fail_and_a_capped_run_names_the_regime():
+def test_runs_that_do_not_converge_fail_and_a_capped_run_is_not_evaluated():
     limits = SPURIOUS_THRESHOLDS["quick"]
     frame, summaries = _spurious(0.90, 0.70, "stopped")
     converge, edge = second_phase_checks(frame, summaries, "waterbirds", 0, 100.0, limits, "fig_5_3", "wb")
@@ -120,7 +120,7 @@ def test_runs_that_do_not_converge_fail_and_a_capped_run_names_the_regime():
     assert edge.passed is True
     frame, summaries = _spurious(0.90, 0.70, "finished")
     converge, edge = second_phase_checks(frame, summaries, "waterbirds", 0, 100.0, limits, "fig_5_3", "wb")
-    assert converge.passed is False and converge.failure_reason == "regime" and "60-epoch cap" in converge.note
+    assert converge.passed is None and "60-epoch cap" in converge.note  # the second phase was cut short
     assert edge.passed is None and edge.note.startswith("not evaluated")  # α = 1 ahead only as α = 100 was cut short
     frame, summaries = _spurious(0.80, 0.82, "stopped")
     converge, edge = second_phase_checks(frame, summaries, "waterbirds", 0, 100.0, limits, "fig_5_3", "wb")

@@ -165,7 +165,7 @@ def test_polynomial_grokking_needs_the_test_drop_after_the_fit():
     assert together["G9"].passed is False and together["G9"].failure_reason == "disagrees"
     assert together["G3"].passed is None and "G9" in together["G3"].note  # no late improvement to coincide with
     still_falling = _poly([0.9, 0.5, 0.35, 0.3, 0.1], [0.9, 0.9, 0.5, 0.05, 0.05])
-    assert still_falling["G9"].passed is False and still_falling["G9"].failure_reason == "regime"
+    assert still_falling["G9"].passed is None and "before settling" in still_falling["G9"].note
 
 
 def test_larger_epsilon_must_generalise_earlier_not_stall_earlier():

@@ -112,18 +112,19 @@ def _shortfalls(outcomes: pd.DataFrame, need: str) -> list[str]:
 
 def _in_regime(check: ClaimCheck, shortfalls: list[str], regime: str, can_hold: bool = False,
                explains_failure: bool = True) -> ClaimCheck:
-    """A check on runs some of which did not reach the claim's regime: a diverged run leaves it
-    not evaluated; otherwise it cannot hold, unless ``can_hold`` (the statement shows already on
-    the shorter run), and it fails for that reason if ``explains_failure`` (more training could
-    turn the verdict), else for its own."""
+    """A check on runs some of which did not reach the claim's regime (diverged, or cut by the
+    step cap): it is not evaluated, unless it holds and ``can_hold`` (the statement shows already
+    on the shorter run), or it fails and not ``explains_failure`` (more training could only widen
+    the failure, so the verdict stands on its own reason)."""
     if not shortfalls or (can_hold and check.passed):
         return check
     if check.passed is None:  # already not evaluated: only say why once more
         return replace(check, note=f"{check.note}; {regime}: " + "; ".join(shortfalls))
     why = f"{regime}: " + "; ".join(shortfalls) + (f". {check.note}" if check.note else "")
-    if any("diverged" in shortfall for shortfall in shortfalls) or check.passed:
+    diverged = any("diverged" in shortfall for shortfall in shortfalls)
+    if diverged or check.passed or explains_failure:
         return replace(check, passed=None, note=f"not evaluated at this scale: {why}")
-    return replace(check, failure_reason="regime" if explains_failure else check.failure_reason, note=why)
+    return replace(check, note=why)
 
 
 ENOUGH_TIME = "the claim is about runs given enough training time"
