@@ -7,18 +7,21 @@ import pandas as pd
 from linearlens.claims.telescoping import double_descent_checks, gap_opening_step, generalisation_steps, grokking_checks
 
 
-def _width_sweep(test: dict[int, float], gap=1e-4, train_accuracy=1.0) -> pd.DataFrame:
+def _width_sweep(test: dict[int, float], gap=1e-4, train_accuracy=1.0, epoch=50) -> pd.DataFrame:
     """Final records of a one-hidden-layer sweep on 40 points with 2 inputs (p = 4h + 1, so the
     interpolation threshold is near width 10)."""
     return pd.DataFrame([{"setting": f"width{w}", "seed": 0, "step": 100, "test_mse": value, "test_error": value,
                           "train_mse": 1.0 / w, "train_error": 0.1 / w, "train_accuracy": train_accuracy,
                           "p_train": 10.0 * w,
                           "p_test": 5.0 * w, "parameters": 4 * w + 1, "n_train": 40, "smoother_gap": gap,
-                          "output_scale": 1.0} for w, value in test.items()])
+                          "output_scale": 1.0, "epoch": epoch} for w, value in test.items()])
+
+
+STOPPING = {"max_epochs": 100, "patience_epochs": 20, "min_improvement": 1e-4}
 
 
 def _checks(family, sweep):
-    return {c.claim_id: c for c in double_descent_checks({family: sweep})}
+    return {c.claim_id: c for c in double_descent_checks({family: sweep}, {family: STOPPING})}
 
 
 DOUBLE_DESCENT = {1: 0.3, 2: 0.25, 5: 0.3, 10: 0.6, 20: 0.35, 50: 0.2}
@@ -37,10 +40,19 @@ def test_double_descent_needs_a_peak_at_the_threshold_and_a_second_descent():
     assert _checks("dd_cifar_catdog", _width_sweep(far_peak))["D1"].passed is False
 
 
-def test_a_sweep_whose_wide_nets_never_fit_fails_for_the_regime():
-    unfitted = _width_sweep({1: 0.06, 2: 0.09, 5: 0.12, 10: 0.21, 20: 0.19, 50: 0.188}, train_accuracy=0.99)
-    check = _checks("dd_cifar_catdog", unfitted)["D1"]
+def test_a_sweep_whose_wide_nets_never_fit_fails_for_the_regime_or_is_cut_by_the_cap():
+    no_second_descent = {1: 0.06, 2: 0.09, 5: 0.12, 10: 0.21, 20: 0.19, 50: 0.188}
+    plateaued = _width_sweep(no_second_descent, train_accuracy=0.99)  # ended by the paper's plateau rule
+    check = _checks("dd_cifar_catdog", plateaued)["D1"]
     assert check.passed is False and check.failure_reason == "regime" and "[20, 50]" in check.note
+    capped = _width_sweep(no_second_descent, train_accuracy=0.99, epoch=100)  # cut by our epoch cap
+    check = _checks("dd_cifar_catdog", capped)["D1"]
+    assert check.passed is None and "epoch cap" in check.note and "[20, 50]" in check.note
+    # A sweep the paper trains for a fixed number of epochs (no 100% stop) is not cut by its end.
+    fixed = {c.claim_id: c for c in double_descent_checks(
+        {"dd_mnist1d": capped}, {"dd_mnist1d": STOPPING | {"at_full_train_accuracy": False}})}
+    assert fixed["D1"].passed is False and fixed["D1"].failure_reason == "regime"
+    assert _checks("dd_cifar_catdog", _width_sweep(DOUBLE_DESCENT, train_accuracy=0.99, epoch=100))["D1"].passed
 
 
 def test_clean_labels_need_a_test_error_that_never_worsens_with_the_width():

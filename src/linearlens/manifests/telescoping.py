@@ -168,6 +168,7 @@ CLAIM_SETS = [
              params=lambda config: config["grokking"], configured=_has("grokking")),
     ClaimSet(f"{CLAIMS}:double_descent_claims",
              lambda config: {"runs": smoother_runs(config, [f"dd_{name}" for name in config["double_descent"]])},
+             params=lambda config: {f"dd_{name}": spec.get("stopping") for name, spec in config["double_descent"].items()},
              configured=_has("double_descent")),
     ClaimSet(f"{CLAIMS}:tabular_claims",
              lambda config: {"runs": tabular_runs(config, tabular_panels(config))},
