@@ -77,3 +77,10 @@ def test_canonical_params_ignore_key_order_but_keep_it_for_iteration():
     assert repr(canonical({"a": 1})) != repr(canonical({"a": 2}))
     restored = pickle.loads(pickle.dumps(first))  # how a job receives its params
     assert restored == first and list(restored) == ["b", "a"]
+
+
+def test_the_job_wrapper_makes_no_reader_or_device_helper_every_jobs_code():
+    """Every script imports ``linearlens.workflow``: what it imports is code of every job, so
+    editing a downloader or the GPU lock would rerun every figure. It imports only the errors."""
+    closure = {path.relative_to(SRC).as_posix() for path in module_closure("linearlens.workflow")}
+    assert closure == {"linearlens/__init__.py", "linearlens/errors.py", "linearlens/workflow.py"}

@@ -10,15 +10,10 @@ import os
 import resource
 import sys
 
-from .data.damaged import DamagedFileError
-from .data.download import DatasetUnavailableError
-from .train.devices import DeviceUnavailableError
-from .train.interruption import TrainingInterrupted
+from .errors import ExplainedFailure
 
 PROGRESS_INTERVAL = "LINEARLENS_PROGRESS_EVERY_S"  # seconds between a training job's progress lines
 
-# Failures whose message already says what to do: print it, not a traceback.
-EXPLAINED_FAILURES = (DatasetUnavailableError, DamagedFileError, TrainingInterrupted, DeviceUnavailableError)
 
 
 @contextlib.contextmanager
@@ -37,7 +32,7 @@ def logged_job(snakemake):
     try:
         yield logger
         logger.info("CPU time of this job: %.1f s", _cpu_seconds())
-    except EXPLAINED_FAILURES as error:
+    except ExplainedFailure as error:  # its message says what to do: no traceback
         logger.error("%s", error)
         raise SystemExit(1) from None
     except Exception:

@@ -9,8 +9,10 @@ import zipfile
 import zlib
 from pathlib import Path
 
+from ..errors import ExplainedFailure
 
-class DamagedFileError(ValueError):
+
+class DamagedFileError(ExplainedFailure, ValueError):
     """A file of the pipeline is cut off, corrupt or not of its format. Raw downloads, prepared
     datasets and checkpoints are rules' outputs: deleting one and asking Snakemake for it by path
     makes it anew."""

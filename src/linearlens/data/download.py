@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pooch
 
+from ..errors import ExplainedFailure
+
 # Connect timeout is short so that an offline machine fails in seconds; the read timeout is long
 # because CIFAR-10 and SVHN are hundreds of megabytes.
 CONNECT_TIMEOUT_S = 5
@@ -40,7 +42,7 @@ class RemoteFile:
     content_checksum: str | None = None
 
 
-class DatasetUnavailableError(RuntimeError):
+class DatasetUnavailableError(ExplainedFailure, RuntimeError):
     """A dataset file could not be downloaded or failed its checksum."""
 
 

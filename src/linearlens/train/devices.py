@@ -21,6 +21,8 @@ import sys
 import time
 from pathlib import Path
 
+from ..errors import ExplainedFailure
+
 GPU_IDS = "LINEARLENS_GPU_IDS"  # GPU ids to claim instead of the machine's (tests: fake ids on a CPU)
 LOCK_FOLDER = "LINEARLENS_GPU_LOCKS"  # where the per-GPU lock files live; must be machine-local
 DEFAULT_LOCK_FOLDER = Path("/tmp/linearlens-gpus")
@@ -31,7 +33,7 @@ log = logging.getLogger(__name__)
 _held: dict[str, int] = {}  # GPU id: its lock file, open for this process's life (the OS frees it at the end)
 
 
-class DeviceUnavailableError(RuntimeError):
+class DeviceUnavailableError(ExplainedFailure, RuntimeError):
     """The config asks for a device this machine cannot give; the message says what to do."""
 
 
