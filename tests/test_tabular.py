@@ -140,6 +140,9 @@ def test_tabular_claims_pass_on_the_papers_pattern_and_fail_without_it():
     assert good == {"T1": True, "T2": True, "T3": True, "T4": True}
     bad = {c.claim_id: c.passed for c in tabular_checks(_runs([0.05, 0.04, 0.03], 1.2), panels)}
     assert bad["T1"] is False
+    # The network gains on boosting as p grows (R_MSE falls) and its kernel ratio falls: T2, T3 fail.
+    bad = {c.claim_id: c.passed for c in tabular_checks(_runs([0.3, 0.2, 0.15], 0.9, (2.0, 1.5, 0.9)), panels)}
+    assert bad["T2"] is False and bad["T3"] is False
 
 
 def test_tree_kernel_consistency_is_a_contrast_with_the_network():
