@@ -272,3 +272,25 @@ def test_lmc_checks_fail_on_the_reverse_of_the_papers_pattern():
     assert all(c.passed is False for c in lmc_checks(children, growing) if c.claim_id == "L3")
     swapped = children.assign(branch=children["branch"].map({"random": "pretrained", "pretrained": "random"}))
     assert next(c for c in lmc_checks(swapped, changes) if c.claim_id == "L2").passed is False
+
+
+def test_grokking_figures_mark_a_regression_run_cut_while_its_test_mse_still_falls(tmp_path):
+    """Figs 4, 11: a polynomial run whose test MSE still falls over its second half (G9's measure)
+    says so in its title and caption; a settled one and a 0-1 error curve carry no mark."""
+    import json
+
+    import matplotlib.pyplot as plt
+
+    from linearlens.figures.telescoping import _grokking_column, plot_grokking
+
+    falling = _curve([0.9, 0.9, 0.9, 0.5, 0.1], train=FITTED_EARLY, column="test_mse")
+    settled = _curve([0.9, 0.5, 0.1, 0.1, 0.1], train=FITTED_EARLY, column="test_mse")
+    fig, axes = plt.subplots(2, 3)
+    marks = [_grokking_column(axes[0, i], axes[1, i], runs, name, True)
+             for i, (runs, name) in enumerate([(falling, "ε = 0.2"), (settled, "ε = 0.5"), (_curve(LATE), "α = 6")])]
+    titles = [ax.get_title() for ax in axes[0]]
+    plt.close(fig)
+    assert marks == [True, False, False] and "still falling at cap (−80%)" in titles[0] and titles[1:] == ["ε = 0.5", "α = 6"]
+    png = tmp_path / "fig_11.png"
+    plot_grokking([(falling, "ε = 0.2", True)], png, "Fig 11.", "quick scale — synthetic")
+    assert "still falling" in json.loads(png.with_suffix(".json").read_text())["caption"]
