@@ -225,6 +225,7 @@ def plot_tabular(relative: pd.DataFrame, runs: pd.DataFrame, titles: dict[str, s
 
 
 BRANCH_LABELS = {"random": "random initialisation", "pretrained": "pretrained"}
+BRANCH_COLOURS = {"random initialisation": "#ff7f0e", "pretrained": "#2ca02c"}  # the paper's orange and green
 
 
 def plot_lmc(children: pd.DataFrame, changes: pd.DataFrame, png_path, caption: str, data_source: str) -> None:
@@ -236,7 +237,7 @@ def plot_lmc(children: pd.DataFrame, changes: pd.DataFrame, png_path, caption: s
     fig, axes = plt.subplots(1, 1 + len(branches), figsize=(4.2 * (1 + len(branches)), 3.6), layout="constrained")
     gaps = children.drop_duplicates(["branch", "seed", "inner", "spawn_step"])
     sns.lineplot(data=gaps.assign(branch=gaps["branch"].map(BRANCH_LABELS)), x="spawn_step", y="gap_max",
-                 hue="branch", errorbar="se", marker="o", ax=axes[0])
+                 hue="branch", palette=BRANCH_COLOURS, errorbar="se", marker="o", ax=axes[0])
     axes[0].set(xscale="symlog", xlim=(0, None), xlabel="spawn step t'", ylabel="accuracy drop under weight averaging",
                 title="linear mode connectivity")
     for ax, branch in zip(axes[1:], branches):
@@ -368,7 +369,8 @@ def fig_6(job: FigureJob) -> None:
     children, changes = read_runs(job.inputs["children"]), read_runs(job.inputs["gradient_changes"])
     pairs = children.groupby("branch")[["seed", "inner"]].apply(lambda f: len(f.drop_duplicates()))
     caption = ("Fig 6: left, largest accuracy drop of the weight average of two children below the line "
-               "between their accuracies, against the step t' they were spawned from the parent; middle "
+               "between their accuracies, against the step t' they were spawned from the parent (orange: "
+               "randomly initialised parent, green: pretrained); middle "
                "and right, squared change of the network's gradients over the epoch after t', per layer. "
                f"Mean ± SE over {int(pairs.max())} child pair(s) per spawn step; pretraining on the second "
                "data source.")
