@@ -294,3 +294,22 @@ def test_grokking_figures_mark_a_regression_run_cut_while_its_test_mse_still_fal
     png = tmp_path / "fig_11.png"
     plot_grokking([(falling, "ε = 0.2", True)], png, "Fig 11.", "quick scale — synthetic")
     assert "still falling" in json.loads(png.with_suffix(".json").read_text())["caption"]
+
+
+def test_p_checks_fail_where_p_test_stays_above_p_train_or_p_train_falls_with_the_width():
+    """D2: past the threshold p^test < p^train at every width; D4: p^train grows with the width."""
+    above = _width_sweep(DOUBLE_DESCENT).assign(p_test=lambda f: 20.0 * f["parameters"])
+    assert _checks("dd_cifar_catdog", above)["D2"].passed is False
+    falling = _width_sweep(DOUBLE_DESCENT).assign(p_train=lambda f: 1000.0 / f["parameters"])
+    assert _checks("dd_cifar_catdog", falling)["D4"].passed is False
+
+
+def test_grokking_p_checks_fail_where_p_test_never_leaves_p_train():
+    """G4 (large initialisation) and G3 (polynomial, with a late test drop that G9 accepts) need
+    p^test below p^train at the end; a p^test that never leaves p^train fails both."""
+    never = 10**6  # the p-gap opens after the run's last step
+    later = [[0.5, 0.5, 0.1, 0.1, 0.1], [0.5, 0.5, 0.5, 0.1, 0.1], [0.5, 0.5, 0.5, 0.5, 0.1]]
+    assert _grokking(_large(later, gaps_from=(100, 1000, 10000)))["G4"].passed
+    assert _grokking(_large(later, gaps_from=(never,) * 3))["G4"].passed is False
+    grokked = _poly([0.9, 0.9, 0.9, 0.5, 0.05], [0.9, 0.9, 0.5, 0.05, 0.05], main_gap_from=never)
+    assert grokked["G9"].passed and grokked["G3"].passed is False
