@@ -182,3 +182,20 @@ def test_random_search_picks_the_best_validation_trial(tmp_path):
     assert result["best"] == {k: v for k, v in best.items() if k != "validation_mse"}
     searched = tabular.with_hyperparameters(experiment, "sklearn", result["best"])
     assert searched["boosting"]["sklearn"] == result["best"] and experiment["boosting"]["sklearn"] == {}
+
+
+def test_figures_name_fixed_hyper_parameters_as_a_stand_in_for_the_papers_search(tmp_path):
+    import json
+
+    from linearlens.figures.telescoping import tabular_figure
+    from linearlens.manifests.jobs import FigureJob
+
+    runs = tmp_path / "seed0.csv"
+    _runs([0.2, 0.3, 0.4], 0.9).to_csv(runs, index=False)
+    panels = {"houses": {"figure": "fig_5", "label": "houses"}}
+    for search, named in ((None, True), ({"iterations": 25}, False)):
+        png = tmp_path / f"fig_5_{bool(search)}.png"
+        tabular_figure(FigureJob("fig_5", {"runs": [str(runs)]}, {"panels": panels, "search": search, "hidden": [64] * 3},
+                                 str(png), "Fig 5", "quick scale — synthetic"))
+        source = json.loads(png.with_suffix(".json").read_text())["data_source"]
+        assert ("MLP 64-64-64) and boosting: fixed hyper-parameters" in source) is named
