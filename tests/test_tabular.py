@@ -140,6 +140,9 @@ def test_tabular_claims_pass_on_the_papers_pattern_and_fail_without_it():
     assert good == {"T1": True, "T2": True, "T3": True, "T4": True}
     bad = {c.claim_id: c.passed for c in tabular_checks(_runs([0.05, 0.04, 0.03], 1.2), panels)}
     assert bad["T1"] is False
+    # The network gains on boosting as p grows (R_MSE falls) and its kernel ratio falls: T2, T3 fail.
+    bad = {c.claim_id: c.passed for c in tabular_checks(_runs([0.3, 0.2, 0.15], 0.9, (2.0, 1.5, 0.9)), panels)}
+    assert bad["T2"] is False and bad["T3"] is False
 
 
 def test_tree_kernel_consistency_is_a_contrast_with_the_network():
@@ -179,3 +182,20 @@ def test_random_search_picks_the_best_validation_trial(tmp_path):
     assert result["best"] == {k: v for k, v in best.items() if k != "validation_mse"}
     searched = tabular.with_hyperparameters(experiment, "sklearn", result["best"])
     assert searched["boosting"]["sklearn"] == result["best"] and experiment["boosting"]["sklearn"] == {}
+
+
+def test_figures_name_fixed_hyper_parameters_as_a_stand_in_for_the_papers_search(tmp_path):
+    import json
+
+    from linearlens.figures.telescoping import tabular_figure
+    from linearlens.manifests.jobs import FigureJob
+
+    runs = tmp_path / "seed0.csv"
+    _runs([0.2, 0.3, 0.4], 0.9).to_csv(runs, index=False)
+    panels = {"houses": {"figure": "fig_5", "label": "houses"}}
+    for search, named in ((None, True), ({"iterations": 25}, False)):
+        png = tmp_path / f"fig_5_{bool(search)}.png"
+        tabular_figure(FigureJob("fig_5", {"runs": [str(runs)]}, {"panels": panels, "search": search, "hidden": [64] * 3},
+                                 str(png), "Fig 5", "quick scale — synthetic"))
+        source = json.loads(png.with_suffix(".json").read_text())["data_source"]
+        assert ("MLP 64-64-64) and boosting: fixed hyper-parameters" in source) is named

@@ -200,3 +200,128 @@ def test_a_rank_threshold_compares_the_exact_value_not_its_round_off():
     assert checks["L1"].measured == -0.8 and checks["L1"].passed
     rising = children.assign(gap_max=gaps[::-1])
     assert {c.claim_id: c for c in lmc_checks(rising, changes)}["L1"].passed is False
+
+
+# --- counter-examples for the remaining grokking checks ---------------------------------------------
+
+TOGETHER = [0.5, 0.3, 0.05, 0.05, 0.05]  # the test error settles as the training set is fitted (step 100)
+LATE = [0.5, 0.5, 0.5, 0.5, 0.05]        # ... or only at step 10,000, 100× after the fit
+
+
+def test_g1_fails_when_large_init_generalises_as_soon_as_it_fits():
+    runs = {f"alpha{a}": _curve(LATE) for a in (5, 6, 7)}
+    assert _grokking(runs)["G1"].passed
+    runs["alpha6"] = _curve(TOGETHER)
+    check = _grokking(runs)["G1"]
+    assert check.passed is False and check.measured == 1.0
+
+
+def test_g2_fails_when_standard_init_groks():
+    checks = [c for c in grokking_checks({"standard_init": {"alpha1": _curve(LATE)}}, {}) if c.claim_id == "G2"]
+    assert len(checks) == 1 and checks[0].passed is False and checks[0].measured == 100.0
+    together = [c for c in grokking_checks({"standard_init": {"alpha1": _curve(TOGETHER)}}, {}) if c.claim_id == "G2"]
+    assert together[0].passed
+
+
+WITH_STANDARD = {**LARGE, "standard_init": {"settings": {"alpha1": {"model": {}},
+                                                         "alpha1_sigmoid": {"model": {"sigmoid_output": True}}}}}
+
+
+def _g5(large_p, plain_p, sigmoid_p):
+    def run(p):
+        return _curve(LATE, p_train=[0, 10, 20, 30, 100], p_test=[0, 10, 20, 20, p])
+    large = {f"alpha{a}": run(large_p) for a in (5, 6, 7)}
+    standard = {"alpha1": run(plain_p), "alpha1_sigmoid": run(sigmoid_p)}
+    checks = grokking_checks({"large_init": large, "standard_init": standard}, WITH_STANDARD)
+    return next(c for c in checks if c.claim_id == "G5")
+
+
+def test_g5_fails_unless_alpha1_has_fewer_effective_parameters_and_the_sigmoid_fewest():
+    assert _g5(large_p=70, plain_p=17, sigmoid_p=5).passed
+    assert _g5(large_p=70, plain_p=80, sigmoid_p=5).passed is False   # α = 1 above α = 6
+    assert _g5(large_p=70, plain_p=5, sigmoid_p=17).passed is False   # the sigmoid not lowest
+
+
+POLY3 = {"polynomial": {"main": "eps_0_2", "settings": {
+    name: {"model": {"epsilon": eps}} for name, eps in (("eps_0_05", 0.05), ("eps_0_2", 0.2), ("eps_0_5", 0.5))}}}
+
+
+def _g7(p_test):
+    runs = {name: _curve([0.9, 0.9, 0.9, 0.5, 0.05], p_test=p_test, train=FITTED_EARLY, column="test_mse")
+            for name in POLY3["polynomial"]["settings"]}
+    return next(c for c in grokking_checks({"polynomial": runs}, POLY3) if c.claim_id == "G7")
+
+
+def test_g7_fails_unless_small_epsilon_p_test_first_exceeds_then_drops_below_p_train():
+    assert _g7([0, 15, 30, 20, 20]).passed  # p^train 0, 10, 20, 30, 40
+    assert _g7([0, 5, 10, 15, 20]).passed is False   # never above p^train
+    assert _g7([0, 15, 30, 45, 60]).passed is False  # above, and still above at the end
+
+
+def test_s1_fails_when_the_smoother_leaves_the_network_at_any_logged_step():
+    """S1 is "at every logged step": a smoother that is off mid-run and back on at the end fails."""
+    runs = {f"alpha{a}": _curve(LATE) for a in (5, 6, 7)}
+    assert _grokking(runs)["S1"].passed
+    runs["alpha7"] = _curve(LATE).assign(smoother_gap=[1e-4, 1e-4, 0.05, 1e-4, 1e-4])
+    check = _grokking(runs)["S1"]
+    assert check.passed is False and "alpha7" in check.measured
+
+
+def test_lmc_checks_fail_on_the_reverse_of_the_papers_pattern():
+    """L3 fails where the last layer's gradient change grows with the spawn step; L2 where the
+    pretrained branch is further from linear connectivity than the random one."""
+    from linearlens.claims.telescoping import lmc_checks
+
+    steps = [0, 10, 50, 200]
+    children = pd.concat([pd.DataFrame({"branch": branch, "seed": 0, "inner": 0, "spawn_step": steps,
+                                        "gap_max": gaps})
+                          for branch, gaps in (("random", [0.3, 0.2, 0.1, 0.05]), ("pretrained", [0.1, 0.05, 0.02, 0.0]))])
+    changes = pd.concat([pd.DataFrame({"branch": branch, "order": 0, "layer": "fc", "spawn_step": steps,
+                                       "gradient_change": [4.0, 3.0, 2.0, 1.0]}) for branch in ("random", "pretrained")])
+    checks = [c for c in lmc_checks(children, changes)]
+    assert all(c.passed for c in checks) and {c.claim_id for c in checks} == {"L1", "L2", "L3"}
+    growing = changes.assign(gradient_change=[1.0, 2.0, 3.0, 4.0] * 2)
+    assert all(c.passed is False for c in lmc_checks(children, growing) if c.claim_id == "L3")
+    swapped = children.assign(branch=children["branch"].map({"random": "pretrained", "pretrained": "random"}))
+    assert next(c for c in lmc_checks(swapped, changes) if c.claim_id == "L2").passed is False
+
+
+def test_grokking_figures_mark_a_regression_run_cut_while_its_test_mse_still_falls(tmp_path):
+    """Figs 4, 11: a polynomial run whose test MSE still falls over its second half (G9's measure)
+    says so in its title and caption; a settled one and a 0-1 error curve carry no mark."""
+    import json
+
+    import matplotlib.pyplot as plt
+
+    from linearlens.figures.telescoping import _grokking_column, plot_grokking
+
+    falling = _curve([0.9, 0.9, 0.9, 0.5, 0.1], train=FITTED_EARLY, column="test_mse")
+    settled = _curve([0.9, 0.5, 0.1, 0.1, 0.1], train=FITTED_EARLY, column="test_mse")
+    fig, axes = plt.subplots(2, 3)
+    marks = [_grokking_column(axes[0, i], axes[1, i], runs, name, True)
+             for i, (runs, name) in enumerate([(falling, "ε = 0.2"), (settled, "ε = 0.5"), (_curve(LATE), "α = 6")])]
+    titles = [ax.get_title() for ax in axes[0]]
+    plt.close(fig)
+    assert marks == [True, False, False] and "still falling at cap (−80%)" in titles[0] and titles[1:] == ["ε = 0.5", "α = 6"]
+    png = tmp_path / "fig_11.png"
+    plot_grokking([(falling, "ε = 0.2", True)], png, "Fig 11.", "quick scale — synthetic")
+    assert "still falling" in json.loads(png.with_suffix(".json").read_text())["caption"]
+
+
+def test_p_checks_fail_where_p_test_stays_above_p_train_or_p_train_falls_with_the_width():
+    """D2: past the threshold p^test < p^train at every width; D4: p^train grows with the width."""
+    above = _width_sweep(DOUBLE_DESCENT).assign(p_test=lambda f: 20.0 * f["parameters"])
+    assert _checks("dd_cifar_catdog", above)["D2"].passed is False
+    falling = _width_sweep(DOUBLE_DESCENT).assign(p_train=lambda f: 1000.0 / f["parameters"])
+    assert _checks("dd_cifar_catdog", falling)["D4"].passed is False
+
+
+def test_grokking_p_checks_fail_where_p_test_never_leaves_p_train():
+    """G4 (large initialisation) and G3 (polynomial, with a late test drop that G9 accepts) need
+    p^test below p^train at the end; a p^test that never leaves p^train fails both."""
+    never = 10**6  # the p-gap opens after the run's last step
+    later = [[0.5, 0.5, 0.1, 0.1, 0.1], [0.5, 0.5, 0.5, 0.1, 0.1], [0.5, 0.5, 0.5, 0.5, 0.1]]
+    assert _grokking(_large(later, gaps_from=(100, 1000, 10000)))["G4"].passed
+    assert _grokking(_large(later, gaps_from=(never,) * 3))["G4"].passed is False
+    grokked = _poly([0.9, 0.9, 0.9, 0.5, 0.05], [0.9, 0.9, 0.5, 0.05, 0.05], main_gap_from=never)
+    assert grokked["G9"].passed and grokked["G3"].passed is False

@@ -75,6 +75,24 @@ def test_approximation_claim_passes_and_fails_on_the_measured_ratio():
     assert one_order["A1"].passed is False  # 20x closer is one order of magnitude, not "orders"
 
 
+def test_approximation_error_must_grow_with_the_learning_rate():
+    """A2 fails where the larger γ's telescoping error is the smaller one."""
+    shrinking = _runs(0.001, 0.1)
+    larger = shrinking["lr"] == 0.1
+    shrinking.loc[larger, "error_telescoping"] /= 50  # γ = 0.1: error 0.0001·step against 0.001·step
+    assert {c.claim_id: c for c in approximation_checks(shrinking, {"sgd": {}})}["A2"].passed is False
+
+
+def test_telescoping_accuracy_must_match_the_network_at_every_step():
+    """A3 fails on one logged step 5 points off; A4 fails where f^lin tracks the network as well."""
+    off_once = _runs(0.001, 0.1)
+    off_once.loc[(off_once["lr"] == 0.01) & (off_once["step"] == 10), "accuracy_telescoping"] = 0.85
+    checks = {c.claim_id: c for c in approximation_checks(off_once, {"sgd": {}})}
+    assert checks["A3"].passed is False and checks["A3"].measured == 0.05
+    linear_as_close = _runs(0.001, 0.1).assign(accuracy_linearised=0.9)
+    assert {c.claim_id: c for c in approximation_checks(linear_as_close, {"sgd": {}})}["A4"].passed is False
+
+
 def _curve(fit_at, plateau_at, steps=(0, 1, 10, 100, 1000, 10000)):
     rows = []
     for step in steps:

@@ -15,6 +15,7 @@ from ..analysis.iterative_linearisation import (
     k_value,
     kept_runs,
     read_records,
+    run_outcomes,
     scaling_slope,
     scheduled,
 )
@@ -60,6 +61,20 @@ def _k_palette(ks) -> dict:
     return {**colours, "1": K1_COLOUR, "inf": "0.6"}
 
 
+# Figs 2, 3, 4, 8: what the legend's marks say.
+ENDINGS = (" A run that diverged is stopped and marked so in the legend; so is a run the step cap stopped while "
+           "its test accuracy was still rising.")
+
+
+def how_it_ended(runs: pd.DataFrame) -> str:
+    """A legend suffix for a curve whose runs did not end where the paper's do: diverged, or
+    stopped by the step cap while the test accuracy was still rising ("" for settled runs)."""
+    if runs["diverged"].any():
+        return " (diverged, stopped)"
+    outcomes = run_outcomes(runs, fitted=np.inf)
+    return "" if outcomes["settled"].all() else " (step cap, still rising)"
+
+
 def _relinearisation_epochs(runs: pd.DataFrame) -> np.ndarray:
     moved = runs[runs["relinearisations"].diff().fillna(0) > 0]
     return moved["epoch"].to_numpy()
@@ -100,9 +115,8 @@ def plot_schematic(png_path) -> None:
 def _k_sweep_panel(ax, runs: pd.DataFrame, palette: dict, x: str = "step", linestyle: str = "-",
                    suffix: str = "") -> None:
     for k, at_k in _by_k(scheduled(runs)):
-        diverged = " (diverged, stopped)" if runs.loc[runs["K"] == k, "diverged"].any() else ""
         sns.lineplot(data=at_k, x=x, y="test_accuracy_network", errorbar="se", color=palette[k], ax=ax,
-                     linestyle=linestyle, label=k_label(k) + suffix + diverged)
+                     linestyle=linestyle, label=k_label(k) + suffix + how_it_ended(runs[runs["K"] == k]))
 
 
 def plot_k_sweeps(full_batch: pd.DataFrame, mini_batch: pd.DataFrame, png_path, data_source: str,
@@ -132,7 +146,7 @@ def plot_k_sweeps(full_batch: pd.DataFrame, mini_batch: pd.DataFrame, png_path, 
     caption = ("Fig 2: full-batch and mini-batch iterative linearisation for various K on the LeNet-style CNN: "
                "test accuracy of the network over training, mean ± SE over seeds. The mini-batch learning rate "
                f"is {ratio:g} × the full-batch one and its K {1 / ratio:g} × larger; on the right its steps are "
-               f"scaled by {ratio:g} (equal lr·t)." + setup_note(pd.concat([full_batch, mini_batch]), deviations)
+               f"scaled by {ratio:g} (equal lr·t)." + ENDINGS + setup_note(pd.concat([full_batch, mini_batch]), deviations)
                + version_note("fig_2"))
     save_figure(fig, png_path, caption, data_source)
 
@@ -144,19 +158,17 @@ def _large_k_panel(ax, runs: pd.DataFrame, title: str) -> None:
     the linearised model being trained (blue, dashed); faint lines at re-linearisations."""
     points = scheduled(runs)
     for k, at_k in _by_k(points):
+        ended = how_it_ended(runs[runs["K"] == k])
         if str(k) == "1":
             sns.lineplot(data=at_k, x="epoch", y="test_accuracy_network", errorbar="se", color=K1_COLOUR, ax=ax,
-                         label="K = 1")
+                         label="K = 1" + ended)
             continue
         sns.lineplot(data=at_k, x="epoch", y="test_accuracy_network", errorbar="se", color=NETWORK_COLOUR, ax=ax,
-                     label=f"{k_label(k)}, network")
+                     label=f"{k_label(k)}, network{ended}")
         sns.lineplot(data=at_k, x="epoch", y="test_accuracy_linearised", errorbar="se", color=LINEARISED_COLOUR,
                      ax=ax, linestyle="--", label=f"{k_label(k)}, linearised model")
         for epoch in _relinearisation_epochs(runs[(runs["K"] == k) & (runs["seed"] == runs["seed"].min())]):
             ax.axvline(epoch, color="0.8", linewidth=0.6, zorder=0)
-        if runs.loc[runs["K"] == k, "diverged"].any():
-            ax.text(0.5, 0.05, f"{k_label(k)} diverged (stopped)", transform=ax.transAxes, color=NETWORK_COLOUR,
-                    ha="center", fontsize=8)
     ax.set(title=title, xlabel="epochs", ylabel="test accuracy")
     ax.legend(fontsize=7)
 
@@ -170,7 +182,7 @@ def plot_augmented(runs: pd.DataFrame, png_path, data_source: str, deviations: s
                "of K = 1, and for the large K of the network and of the linearised model being trained, mean ± SE "
                "over seeds; grey lines mark re-linearisations. Test accuracy is evaluated on a fixed schedule, so "
                "a re-linearisation between evaluations makes the linearised curve drop to a point off the network "
-               "curve (an artefact, as in the paper)." + setup_note(runs, deviations) + version_note("fig_3"))
+               "curve (an artefact, as in the paper)." + ENDINGS + setup_note(runs, deviations) + version_note("fig_3"))
     save_figure(fig, png_path, caption, data_source)
 
 
@@ -184,8 +196,8 @@ def plot_resnets(without_bn: pd.DataFrame, with_bn: pd.DataFrame, png_path, data
     caption = ("Fig 4: ResNet runs with and without BatchNorm: test accuracy of K = 1 and of a large K (network "
                "and linearised model). With BatchNorm the linearised model uses the BatchNorm statistics of its "
                "linearisation point (recomputed at every re-linearisation), while the K = 1 baseline is ordinary "
-               "training with batch statistics, so K = 1 is not IL with frozen statistics there. A diverged run is "
-               "stopped and marked." + setup_note(pd.concat([without_bn, with_bn]), deviations)
+               "training with batch statistics, so K = 1 is not IL with frozen statistics there." + ENDINGS
+               + setup_note(pd.concat([without_bn, with_bn]), deviations)
                + version_note("fig_4"))
     save_figure(fig, png_path, caption, data_source)
 
@@ -196,19 +208,20 @@ def plot_adam(runs: pd.DataFrame, png_path, data_source: str, deviations: str | 
     dotted."""
     apply_style()
     fig, axes = plt.subplots(1, 2, figsize=(11.0, 4.0), layout="constrained")
-    points = scheduled(runs)
     roles = adam_roles(runs)
     left, right = axes
-    sns.lineplot(data=points[points["setting"] == roles["sgd"]], x="step", y="test_accuracy_network", errorbar="se",
-                 color=K1_COLOUR, ax=left, label="K = 1 (SGD)")
+    sgd = runs[runs["setting"] == roles["sgd"]]
+    sns.lineplot(data=scheduled(sgd), x="step", y="test_accuracy_network", errorbar="se",
+                 color=K1_COLOUR, ax=left, label="K = 1 (SGD)" + how_it_ended(sgd))
     il = runs[runs["setting"] == roles["il_adam"]]
     k = il["K"].iloc[0]
     sns.lineplot(data=scheduled(il), x="step", y="test_accuracy_network", errorbar="se", color=NETWORK_COLOUR,
-                 ax=left, label=f"{k_label(k)} (Adam), network")
+                 ax=left, label=f"{k_label(k)} (Adam), network{how_it_ended(il)}")
     if "adam" in roles:
-        sns.lineplot(data=points[points["setting"] == roles["adam"]], x="step", y="test_accuracy_network",
+        adam = runs[runs["setting"] == roles["adam"]]
+        sns.lineplot(data=scheduled(adam), x="step", y="test_accuracy_network",
                      errorbar="se", color=ADAM_COLOUR, linestyle=":", ax=left,
-                     label="Adam alone (stated in the text; may not be drawn in the paper)")
+                     label="Adam alone (stated in the text; may not be drawn in the paper)" + how_it_ended(adam))
     left.set(title="test accuracy", xlabel="steps", ylabel="test accuracy")
     first_seed = il[il["seed"] == il["seed"].min()]  # in the order recorded: before, then after a re-linearisation
     right.plot(first_seed["step"], first_seed["train_accuracy_network"], color=NETWORK_COLOUR, label="network")
@@ -220,7 +233,7 @@ def plot_adam(runs: pd.DataFrame, png_path, data_source: str, deviations: str | 
     caption = ("Fig 8: iterative linearisation with Adam optimising each convex linearised problem for K steps "
                "(optimiser state reset at every re-linearisation) against K = 1 SGD; left: test accuracy (mean ± "
                "SE over seeds), right: training accuracy of the network and of the linearised model (first seed, "
-               "with the evaluations just before and after each re-linearisation)."
+               "with the evaluations just before and after each re-linearisation)." + ENDINGS
                + setup_note(runs, deviations) + version_note("fig_8"))
     save_figure(fig, png_path, caption, data_source)
 
@@ -413,10 +426,15 @@ def _training_runs(job: FigureJob) -> tuple[dict[str, pd.DataFrame], str | None]
     return dict(tuple(runs.groupby("experiment"))), deviations
 
 
-def named_source(job: FigureJob) -> str:
-    """The data source as the image names it, with the stand-in network where there is one."""
+def named_source(job: FigureJob, runs: pd.DataFrame | None = None) -> str:
+    """The data source as the image names it: with the training-set size the runs drew from it
+    (where given; the source names the generated set's) and the stand-in network where there is one."""
+    source = job.data_source
+    if runs is not None:
+        sizes = ", ".join(f"{n:,}" for n in sorted(runs["n_train"].unique()))
+        source += f"; the runs train on n = {sizes} of its training signals"
     network = job.params.get("network")
-    return f"{job.data_source}; network: {network}" if network else job.data_source
+    return f"{source}; network: {network}" if network else source
 
 
 # Each training figure's plot, and the experiments it draws in the plot's argument order.
@@ -429,7 +447,10 @@ def training_figure(job: FigureJob) -> None:
     """Figs 2, 3, 4, 5, 8 from the runs of their experiments."""
     plot, experiments = TRAINING_PLOTS[job.figure]
     runs, deviations = _training_runs(job)
-    plot(*(runs[experiment] for experiment in experiments), job.png_path, named_source(job), deviations)
+    drawn = [runs[experiment] for experiment in experiments]
+    # Fig 5's x-axis is the training-set size: the image needs no size beside its data.
+    source = named_source(job) if job.figure == "fig_5" else named_source(job, pd.concat(drawn))
+    plot(*drawn, job.png_path, source, deviations)
 
 
 def fig_6(job: FigureJob) -> None:

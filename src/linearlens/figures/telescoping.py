@@ -8,7 +8,13 @@ import seaborn as sns
 
 from ..analysis.records import read_runs
 from ..analysis.telescoping import double_descent_metric, final_by_width, interpolation_width, relative_mse_table
-from ..claims.telescoping import SMOOTHER_TOLERANCE, smoother_breakdown_step, smoother_relative_gap
+from ..claims.telescoping import (
+    SMOOTHER_TOLERANCE,
+    STILL_FALLING,
+    second_half_drop,
+    smoother_breakdown_step,
+    smoother_relative_gap,
+)
 from ..manifests.jobs import FigureJob
 from .style import apply_style, save_figure
 
@@ -43,7 +49,7 @@ def plot_approximation_errors(runs: pd.DataFrame, settings: dict, png_path, data
     seeds = runs["seed"].nunique()
     caption = (f"{figure}: test-set approximation error of the telescoping model f̃ (red) and of the "
                f"model linearised at initialisation f^lin (gray, dashed) against the trained network, "
-               f"per optimisation setting and learning rate γ; mean ± SE over {seeds} seeds.")
+               f"per optimisation setting and learning rate γ; mean ± SE over {seeds} seed(s).")
     save_figure(fig, png_path, caption, data_source)
 
 
@@ -69,7 +75,7 @@ def plot_approximation_accuracy(runs: pd.DataFrame, settings: dict, png_path, da
             ax.legend(fontsize=6)
     caption = ("Fig 8: test accuracy of the telescoping model (top, red) and of the model linearised "
                "at initialisation (bottom, blue) against the trained network (gray), each setting at "
-               f"its smallest learning rate; mean ± SE over {runs['seed'].nunique()} seeds.")
+               f"its smallest learning rate; mean ± SE over {runs['seed'].nunique()} seed(s).")
     save_figure(fig, png_path, caption, data_source)
 
 
@@ -106,9 +112,10 @@ def plot_schematic(png_path) -> None:
 TRAIN_BLUE, TEST_ORANGE = "#1f77b4", "#ff7f0e"
 
 
-def _grokking_column(top, bottom, runs: pd.DataFrame, title: str, show_train: bool) -> None:
+def _grokking_column(top, bottom, runs: pd.DataFrame, title: str, show_train: bool) -> bool:
     """Top: train/test error (classification) or MSE (regression); bottom: p^train and p^test;
-    against the step on a log axis, mean ± SE over seeds."""
+    against the step on a log axis, mean ± SE over seeds. True where the run is marked as cut by
+    the step cap."""
     runs = runs[runs["step"] > 0]
     metric = "error" if "test_error" in runs and runs["test_error"].notna().all() else "mse"
     for split, colour in (("train", TRAIN_BLUE), ("test", TEST_ORANGE)):
@@ -122,12 +129,24 @@ def _grokking_column(top, bottom, runs: pd.DataFrame, title: str, show_train: bo
     if breakdown is not None:  # p_ŝ past this step comes from a smoother that no longer tracks f
         bottom.axvline(breakdown, color="0.3", linestyle="--", linewidth=1,
                        label=f"S·y + c off f by > {SMOOTHER_TOLERANCE:.0%}")
-    top.set(xscale="log", title=title, xlabel="", ylabel="misclassification error" if metric == "error" else "MSE")
+    cut = _cut_while_falling(runs, metric)
+    top.set(xscale="log", title=title + cut, xlabel="", ylabel="misclassification error" if metric == "error" else "MSE")
     bottom.set(xscale="log", xlabel="optimisation step t", ylabel="effective parameters p_ŝ")
     if metric == "mse":
         top.set_yscale("log")
     top.legend(fontsize=7)
     bottom.legend(fontsize=7)
+    return bool(cut)
+
+
+def _cut_while_falling(runs: pd.DataFrame, metric: str) -> str:
+    """A title line for a regression run the step cap stopped while its test MSE was still falling
+    (by G9's measure): its curve ends before the late drop the paper shows has settled. (A 0-1
+    error curve ends at its floor; the measure is G9's, on the polynomial task's MSE.)"""
+    if metric != "mse":
+        return ""
+    drop = second_half_drop(runs)
+    return f"\ntest MSE still falling at cap (−{drop:.0%})" if drop >= STILL_FALLING else ""
 
 
 def plot_grokking(columns: list[tuple[pd.DataFrame, str, bool]], png_path, caption: str,
@@ -136,8 +155,12 @@ def plot_grokking(columns: list[tuple[pd.DataFrame, str, bool]], png_path, capti
     apply_style()
     fig, axes = plt.subplots(2, len(columns), figsize=(3.8 * len(columns), 5.4), layout="constrained",
                              squeeze=False, sharex="col")
-    for column, (runs, title, show_train) in enumerate(columns):
-        _grokking_column(axes[0, column], axes[1, column], runs, title, show_train)
+    cut = [_grokking_column(axes[0, column], axes[1, column], runs, title, show_train)
+           for column, (runs, title, show_train) in enumerate(columns)]
+    if any(cut):
+        caption += (f" A title marks a run the step cap stopped while its test MSE was still falling (by "
+                    f"{STILL_FALLING:.0%} or more over its second half; the fall is given): its late drop had not "
+                    "settled.")
     save_figure(fig, png_path, caption, data_source)
 
 
@@ -202,6 +225,7 @@ def plot_tabular(relative: pd.DataFrame, runs: pd.DataFrame, titles: dict[str, s
 
 
 BRANCH_LABELS = {"random": "random initialisation", "pretrained": "pretrained"}
+BRANCH_COLOURS = {"random initialisation": "#ff7f0e", "pretrained": "#2ca02c"}  # the paper's orange and green
 
 
 def plot_lmc(children: pd.DataFrame, changes: pd.DataFrame, png_path, caption: str, data_source: str) -> None:
@@ -213,7 +237,7 @@ def plot_lmc(children: pd.DataFrame, changes: pd.DataFrame, png_path, caption: s
     fig, axes = plt.subplots(1, 1 + len(branches), figsize=(4.2 * (1 + len(branches)), 3.6), layout="constrained")
     gaps = children.drop_duplicates(["branch", "seed", "inner", "spawn_step"])
     sns.lineplot(data=gaps.assign(branch=gaps["branch"].map(BRANCH_LABELS)), x="spawn_step", y="gap_max",
-                 hue="branch", errorbar="se", marker="o", ax=axes[0])
+                 hue="branch", palette=BRANCH_COLOURS, errorbar="se", marker="o", ax=axes[0])
     axes[0].set(xscale="symlog", xlim=(0, None), xlabel="spawn step t'", ylabel="accuracy drop under weight averaging",
                 title="linear mode connectivity")
     for ax, branch in zip(axes[1:], branches):
@@ -332,12 +356,16 @@ def double_descent_figure(job: FigureJob) -> None:
 
 def tabular_figure(job: FigureJob) -> None:
     """Figs 5, 14: one column per panel of the figure."""
-    runs, panels = read_runs(job.inputs["runs"]), job.params
+    runs, panels = read_runs(job.inputs["runs"]), job.params["panels"]
     titles = {name: panels[name].get("label", name) for name in runs["panel"].unique()}
+    # The models' hyper-parameters are part of what the paper compares: fixed ones are a stand-in.
+    searched = "" if job.params.get("search") else (
+        f"; network (MLP {'-'.join(map(str, job.params['hidden']))}) and boosting: fixed hyper-parameters, "
+        "not the paper's 25-point random searches")
     caption = (job.caption + ": top, R_MSE(p) = (MSE_NN − MSE_GBT) at p over the same at p = 0; "
                "bottom, largest test kernel-row norm over the largest training one, averaged over steps "
                f"(network) or trees (GBT); mean ± SE over {runs['seed'].nunique()} seed(s).")
-    plot_tabular(relative_mse_table(runs), runs, titles, job.png_path, caption, job.data_source)
+    plot_tabular(relative_mse_table(runs), runs, titles, job.png_path, caption, job.data_source + searched)
     job.log.info("%d panels", len(titles))
 
 
@@ -345,7 +373,8 @@ def fig_6(job: FigureJob) -> None:
     children, changes = read_runs(job.inputs["children"]), read_runs(job.inputs["gradient_changes"])
     pairs = children.groupby("branch")[["seed", "inner"]].apply(lambda f: len(f.drop_duplicates()))
     caption = ("Fig 6: left, largest accuracy drop of the weight average of two children below the line "
-               "between their accuracies, against the step t' they were spawned from the parent; middle "
+               "between their accuracies, against the step t' they were spawned from the parent (orange: "
+               "randomly initialised parent, green: pretrained); middle "
                "and right, squared change of the network's gradients over the epoch after t', per layer. "
                f"Mean ± SE over {int(pairs.max())} child pair(s) per spawn step; pretraining on the second "
                "data source.")

@@ -118,7 +118,9 @@ def _double_descent(figure_id, title, families, caption, section=""):
 
 def _tabular(figure_id, title, caption, section=""):
     return Entry(figure_id, title, section, plot=f"{FIGURES}:tabular_figure", caption=caption,
-                 inputs=_tabular_inputs(figure_id), params=lambda config: config["tabular"]["panels"],
+                 inputs=_tabular_inputs(figure_id),
+                 params=lambda config: {"panels": config["tabular"]["panels"], "search": config["tabular"].get("search"),
+                                        "hidden": config["tabular"]["network"]["model"]["hidden"]},
                  configured=lambda config: bool(tabular_panels(config, figure_id)))
 
 
