@@ -10,6 +10,7 @@ import pandas as pd
 from ...analysis.karp_thesis.ch3 import (
     IMAGE_MODELS,
     MODEL_LABELS,
+    THESIS_MAX_LEVEL,
     TOY_THESIS,
     final_accuracies,
     read_toy_run,
@@ -127,14 +128,32 @@ def plot_fig_3_4(job: FigureJob) -> None:
                     label=MODEL_LABELS[model])
         size = images["sizes"][setting["size"]]
         ax.set(title=f"{setting['label']} ({setting['placement'].replace('_', ' ')}, {size['image']} on "
-                     f"{size['background']})", xlabel=setting.get("noise", "noise level"), ylabel="test accuracy (%)")
+                     f"{size['background']})", xlabel=_level_label(name, setting), ylabel="test accuracy (%)")
         ax.legend()
     for ax in list(axes.flat)[len(settings):]:
         ax.set_visible(False)
     fig.tight_layout()
-    caption = _caption(job.caption, "Each point is one run: the test accuracy after the last epoch.",
+    caption = _caption(job.caption, "Test accuracy of the WRN (blue) and of its NTK (orange) against the scale of "
+                        "the background noise (or, for Gaussian noise, its standard deviation σ), one panel per "
+                        "image setting as the thesis's (top left CIFAR-10 with ImageNet noise, top right "
+                        "CIFAR-VEHICLES, bottom left CIFAR-2 with ImageNet noise, bottom right CIFAR-2 with "
+                        "Gaussian noise). Each point is one run: the test accuracy after the last epoch. Levels "
+                        f"run here: {_levels_text(settings)}; the thesis runs five per panel, s to 1 and σ to 2.",
                         _recipe_note(job.params))
     save_figure(fig, job.png_path, caption, network_source(job))
+
+
+def _level_label(name: str, setting: dict) -> str:
+    """The x label: the noise's name, and the thesis's largest level where this run stops short of it."""
+    label, ours, thesis = setting.get("noise", "noise level"), max(setting["levels"]), THESIS_MAX_LEVEL.get(name)
+    if thesis is None or ours >= thesis:
+        return label
+    return f"{label} (here to {ours:g}; thesis to {thesis:g})"
+
+
+def _levels_text(settings: dict) -> str:
+    return "; ".join(f"{setting['label']} {', '.join(f'{level:g}' for level in setting['levels'])}"
+                     for setting in settings.values())
 
 
 def table_3_1(job: FigureJob) -> None:
@@ -143,9 +162,18 @@ def table_3_1(job: FigureJob) -> None:
     final = final_accuracies(read_image_runs(job.inputs["runs"]))
     frame = table_3_1_frame(final, job.params["images"]["settings"])
     caption = _caption(job.caption, "retained_pct = 100 · accuracy at the largest level / accuracy without "
-                        "noise, from Fig 3.4's runs; thesis_retained_pct is the thesis's Table 3.1 (its largest "
-                        "levels are s = 1 and σ = 2; max_level is ours).", _recipe_note(job.params))
+                        "noise, from Fig 3.4's runs; thesis_retained_pct is the thesis's Table 3.1, at its largest "
+                        "levels thesis_max_level (s = 1, σ = 2); max_level is ours.", _short_levels(frame),
+                        _recipe_note(job.params))
     save_table(frame.round(2), job.png_path, caption, network_source(job))
+
+
+def _short_levels(frame: pd.DataFrame) -> str:
+    """The settings whose largest level here is below the thesis's: their retained share is not the
+    thesis's quantity."""
+    short = frame[frame["max_level"] < frame["thesis_max_level"]].drop_duplicates("setting")
+    return " ".join(f"{row.setting}: the largest level here is {row.max_level:g}, the thesis's {row.thesis_max_level:g}; "
+                    "its retained share is at less noise than the thesis's." for row in short.itertuples())
 
 
 def table_B_1(job: FigureJob) -> None:
@@ -153,8 +181,9 @@ def table_B_1(job: FigureJob) -> None:
     final = final_accuracies(read_image_runs(job.inputs["runs"]))
     images = job.params["images"]
     frame = table_b_1_frame(final, images["table_B_1"], images["sizes"])
-    caption = _caption(job.caption, "thesis_pct is the thesis's Table B.1 (NaN where it has no such cell); "
-                        "difference = ours − thesis.", _recipe_note(job.params))
+    caption = _caption(job.caption, "thesis_pct is the thesis's Table B.1 cell of the same model, placement and "
+                        "σ in its row thesis_size (NaN where it has no such cell); difference = ours − thesis.",
+                        _recipe_note(job.params))
     save_table(frame.round(2), job.png_path, caption, network_source(job))
 
 
