@@ -333,6 +333,17 @@ def test_figures_render(tmp_path, datasets):
         assert (tmp_path / f"{name}.png").stat().st_size > 0 and (tmp_path / f"{name}.pdf").exists()
 
 
+def test_axes_say_where_runs_stop_short_of_the_thesis():
+    """Fig 3.4's x label names the thesis's largest level where ours is below it (σ 0.5 against 2), and
+    Figs 3.2, 3.3 their shortened training."""
+    assert figures._level_label("cifar2_gaussian", {"noise": "Gaussian σ", "levels": [0.0, 0.5]}) == \
+        "Gaussian σ (here to 0.5; thesis to 2)"
+    assert figures._level_label("cifar10_imagenet", {"noise": "background scale s", "levels": [0.0, 1.0]}) == \
+        "background scale s"
+    assert figures._shortened("epoch", 20, 200) == "epoch (here to 20; thesis to 200)"
+    assert figures._shortened("SGD step", 10_000, 10_000) == "SGD step"
+
+
 def _claims(tmp_path, runs, scale="quick", sparsity=None):
     path = tmp_path / "runs.csv"
     runs.to_csv(path, index=False)

@@ -74,14 +74,21 @@ def plot_fig_3_3(job: FigureJob) -> None:
               ylim=(min(0.45, float(np.nanmin(accuracy)) - 0.01), min(1.0, max(0.8, float(np.nanmax(accuracy)) + 0.05))))
     right.legend(loc="lower right", fontsize=8)
     for ax in axes:
-        ax.set_xlabel("SGD step")
+        ax.set_xlabel(_shortened("SGD step", int(spec["steps"]), TOY_THESIS["steps"]))
         ax.set_xlim(0, steps[-1])
     data_source = (f"{job.data_source}: k = {spec['k']}, d = {spec['d']}, σ = {toy_noise_std(spec):.4f} "
                    f"(noise multiplier {spec['noise_multiplier']:g}), seed {spec['seed']}")
     save_figure(fig, job.png_path, toy_caption(job, spec, frame), data_source)
 
 
+def _shortened(label: str, ours: int, thesis: int) -> str:
+    """An x label that says where a run stops short of the thesis's length."""
+    return label if ours >= thesis else f"{label} (here to {ours:,}; thesis to {thesis:,})"
+
+
 # --- the noisy-image experiments: Figs 3.2, 3.4, 3.5, Tables 3.1, B.1 ---------------------------
+
+THESIS_EPOCHS = 200  # App. B.3: the WRN's and the NTK's training, and Fig 3.2's
 
 MODEL_COLOURS = {"network": "#1f77b4", "linearisation": "#ff7f0e"}  # blue WRN, orange NTK, as the thesis
 
@@ -198,7 +205,7 @@ def plot_fig_3_2(job: FigureJob) -> None:
         number = int(column.removeprefix("active_relu"))
         label = f"ReLU {number}" + (" (final)" if number == len(layers) else "")
         ax.plot(rows["epoch"], 100 * rows[column], "o-", markersize=3, color=colour, label=label)
-    ax.set(xlabel="epoch", ylabel="active neurons per instance (%)")
+    ax.set(xlabel=_shortened("epoch", int(job.params["epochs"]), THESIS_EPOCHS), ylabel="active neurons per instance (%)")
     ax.legend(fontsize=7, ncol=2)
     settings = job.params
     caption = _caption(job.caption, f"The WRN's {len(layers)} ReLU layers (two per block, then the final one), "
