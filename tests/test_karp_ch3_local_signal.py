@@ -331,6 +331,10 @@ def test_figures_render(tmp_path, datasets):
                                    str(tmp_path / "fig_3_5.png"), "caption.", "digits"))
     for name in ("fig_3_4", "fig_3_2", "fig_3_5"):
         assert (tmp_path / f"{name}.png").stat().st_size > 0 and (tmp_path / f"{name}.pdf").exists()
+    assert "Hollow markers" not in json.loads((tmp_path / "fig_3_4.json").read_text())["caption"]
+    figures.plot_fig_3_4(_job(tmp_path, _runs(last_gain=0.05), "fig_3_4"))  # every run still learning: marked
+    caption = json.loads((tmp_path / "fig_3_4.json").read_text())["caption"]
+    assert "Hollow markers" in caption and "NTK cifar2_gaussian/random_loc-small/s0 +5.0 over epochs 1-2" in caption
 
 
 def test_axes_say_where_runs_stop_short_of_the_thesis():

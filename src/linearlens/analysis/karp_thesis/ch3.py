@@ -266,6 +266,11 @@ def final_accuracies(runs: pd.DataFrame) -> pd.DataFrame:
         .reset_index(drop=True)
 
 
+# A run whose test accuracy rose by more points over its last evaluation interval was still learning
+# when its epoch cap stopped it (about one binomial standard error of an evaluation on ~540 test images).
+STILL_LEARNING_POINTS = 2.0
+
+
 def last_gains(runs: pd.DataFrame) -> pd.DataFrame:
     """One row per (model, variant): the test accuracy's gain (points) over the run's last evaluation
     interval, from epoch ``since`` to ``epoch``: how much the run was still learning when it stopped."""

@@ -10,9 +10,11 @@ import pandas as pd
 from ...analysis.karp_thesis.ch3 import (
     IMAGE_MODELS,
     MODEL_LABELS,
+    STILL_LEARNING_POINTS,
     THESIS_MAX_LEVEL,
     TOY_THESIS,
     final_accuracies,
+    last_gains,
     read_toy_run,
     setting_curve,
     table_3_1_frame,
@@ -20,6 +22,7 @@ from ...analysis.karp_thesis.ch3 import (
     toy_linear_ceiling,
     toy_noise_std,
     toy_settings_text,
+    variant_name,
 )
 from ...manifests.jobs import FigureJob
 from ..style import apply_style, save_figure, save_table
@@ -122,7 +125,8 @@ def _recipe_note(params: dict) -> str:
 def plot_fig_3_4(job: FigureJob) -> None:
     """Fig 3.4: test accuracy of the WRN and its NTK against the noise level, one panel per setting."""
     apply_style()
-    final = final_accuracies(read_image_runs(job.inputs["runs"]))
+    runs = read_image_runs(job.inputs["runs"])
+    final, learning = final_accuracies(runs), _still_learning(runs)
     images = job.params["images"]
     settings = images["settings"]
     columns = 2 if len(settings) > 1 else 1
@@ -133,6 +137,11 @@ def plot_fig_3_4(job: FigureJob) -> None:
             curve = setting_curve(final, model, name, setting["placement"], setting["size"])
             ax.plot(curve["level"], 100 * curve["test_accuracy"], "o-", color=MODEL_COLOURS[model],
                     label=MODEL_LABELS[model])
+            rising = curve[[(model, variant_name(name, setting["placement"], setting["size"], level))
+                             in learning.index for level in curve["level"]]]
+            ax.plot(rising["level"], 100 * rising["test_accuracy"], "o", markerfacecolor="white",
+                    color=MODEL_COLOURS[model], label=f"{MODEL_LABELS[model]}, still learning at its cap"
+                    if len(rising) else None)
         size = images["sizes"][setting["size"]]
         ax.set(title=f"{setting['label']} ({setting['placement'].replace('_', ' ')}, {size['image']} on "
                      f"{size['background']})", xlabel=_level_label(name, setting), ylabel="test accuracy (%)")
@@ -146,8 +155,23 @@ def plot_fig_3_4(job: FigureJob) -> None:
                         "CIFAR-VEHICLES, bottom left CIFAR-2 with ImageNet noise, bottom right CIFAR-2 with "
                         "Gaussian noise). Each point is one run: the test accuracy after the last epoch. Levels "
                         f"run here: {_levels_text(settings)}; the thesis runs five per panel, s to 1 and σ to 2.",
-                        _recipe_note(job.params))
+                        _learning_text(learning), _recipe_note(job.params))
     save_figure(fig, job.png_path, caption, network_source(job))
+
+
+def _still_learning(runs: pd.DataFrame) -> pd.DataFrame:
+    """The runs still learning when their epoch cap stopped them, indexed by (model, variant)."""
+    gains = last_gains(runs)
+    return gains[gains["gain"] > STILL_LEARNING_POINTS].set_index(["model", "variant"])
+
+
+def _learning_text(learning: pd.DataFrame) -> str:
+    if learning.empty:
+        return ""
+    listed = "; ".join(f"{MODEL_LABELS[model]} {variant} +{row.gain:.1f} over epochs {row.since:g}-{row.epoch:g}"
+                       for (model, variant), row in learning.iterrows())
+    return (f"Hollow markers: runs still learning when their epoch cap stopped them (test accuracy up by more than "
+            f"{STILL_LEARNING_POINTS:g} points over their last evaluation interval: {listed}).")
 
 
 def _level_label(name: str, setting: dict) -> str:
