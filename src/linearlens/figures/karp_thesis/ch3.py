@@ -6,6 +6,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.ticker import MaxNLocator
 
 from ...analysis.karp_thesis.ch3 import (
     IMAGE_MODELS,
@@ -230,6 +231,7 @@ def plot_fig_3_2(job: FigureJob) -> None:
         label = f"ReLU {number}" + (" (final)" if number == len(layers) else "")
         ax.plot(rows["epoch"], 100 * rows[column], "o-", markersize=3, color=colour, label=label)
     ax.set(xlabel=_shortened("epoch", int(job.params["epochs"]), THESIS_EPOCHS), ylabel="active neurons per instance (%)")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.legend(fontsize=7, ncol=2)
     settings = job.params
     caption = _caption(job.caption, f"The WRN's {len(layers)} ReLU layers (two per block, then the final one), "
