@@ -13,12 +13,19 @@ from torch import nn
 from linearlens.analysis.karp_thesis.ch3 import (
     THESIS_B1,
     THESIS_B1_LEVELS,
+    THESIS_B1_PLACEMENTS,
     image_jobs,
     image_variants,
     recipe,
     table_b_1_frame,
 )
-from linearlens.claims.karp_thesis.ch3 import noisy_image_claims, placement_means, sparsity_check
+from linearlens.claims.karp_thesis.ch3 import (
+    THRESHOLDS,
+    noisy_image_claims,
+    placement_means,
+    sparsity_check,
+    table_b_1_checks,
+)
 from linearlens.data.download import DatasetUnavailableError, RemoteFile, git_blob_sha1, verify
 from linearlens.data.noisy_images import (
     grouped_labels,
@@ -271,14 +278,15 @@ def test_runs_record_accuracy_and_sparsity(datasets):
 
 # --- tables, figures and claims over runs ----------------------------------------------------------
 
-def _runs(retained_network=0.95, retained_ntk=0.8):
-    """Runs in the job's column format: accuracy falling linearly in the level to ``retained_*``."""
+def _runs(retained_network=0.95, retained_ntk=0.8, last_gain=0.0):
+    """Runs in the job's column format: accuracy falling linearly in the level to ``retained_*``,
+    reached at epoch 2 after rising by ``last_gain`` since epoch 1."""
     rows = []
     for variant in image_variants(SPEC["images"]):
         for model, kept, start in (("network", retained_network, 0.9), ("linearisation", retained_ntk, 0.8)):
             shift = {"fixed_corner": 0.02, "random_corner": 0.01, "random_loc": 0.0}[variant["placement"]]
             accuracy = (start + shift) * (1 - (1 - kept) * variant["level"])
-            for epoch, value in ((0.0, 0.5), (2.0, accuracy)):
+            for epoch, value in ((0.0, 0.5), (1.0, accuracy - last_gain), (2.0, accuracy)):
                 rows.append({"model": model, "variant": variant["name"], "setting": variant["setting"],
                              "placement": variant["placement"], "size": variant["size"], "level": variant["level"],
                              "epoch": epoch, "seconds": 1.0, "train_loss": 0.3, "test_loss": 0.4,
@@ -323,6 +331,21 @@ def test_figures_render(tmp_path, datasets):
                                    str(tmp_path / "fig_3_5.png"), "caption.", "digits"))
     for name in ("fig_3_4", "fig_3_2", "fig_3_5"):
         assert (tmp_path / f"{name}.png").stat().st_size > 0 and (tmp_path / f"{name}.pdf").exists()
+    assert "Hollow markers" not in json.loads((tmp_path / "fig_3_4.json").read_text())["caption"]
+    figures.plot_fig_3_4(_job(tmp_path, _runs(last_gain=0.05), "fig_3_4"))  # every run still learning: marked
+    caption = json.loads((tmp_path / "fig_3_4.json").read_text())["caption"]
+    assert "Hollow markers" in caption and "NTK cifar2_gaussian/random_loc-small/s0 +5.0 over epochs 1-2" in caption
+
+
+def test_axes_say_where_runs_stop_short_of_the_thesis():
+    """Fig 3.4's x label names the thesis's largest level where ours is below it (σ 0.5 against 2), and
+    Figs 3.2, 3.3 their shortened training."""
+    assert figures._level_label("cifar2_gaussian", {"noise": "Gaussian σ", "levels": [0.0, 0.5]}) == \
+        "Gaussian σ (here to 0.5; thesis to 2)"
+    assert figures._level_label("cifar10_imagenet", {"noise": "background scale s", "levels": [0.0, 1.0]}) == \
+        "background scale s"
+    assert figures._shortened("epoch", 20, 200) == "epoch (here to 20; thesis to 200)"
+    assert figures._shortened("SGD step", 10_000, 10_000) == "SGD step"
 
 
 def _claims(tmp_path, runs, scale="quick", sparsity=None):
@@ -360,12 +383,68 @@ def test_retention_claims_need_the_ntk_to_degrade_more(tmp_path):
     assert wrn_degrades["L4"].passed is False and wrn_degrades["L4"].measured < 0
 
 
+def test_comparisons_of_runs_still_learning_are_not_evaluated(tmp_path):
+    """L1, L4, L5 compare trained models: runs whose accuracy still rose by 5 points over their last
+    evaluation interval leave them unevaluated, the runs named; 1 point (within noise) does not."""
+    rising = _claims(tmp_path, _runs(last_gain=0.05))
+    for claim_id in ("L1", "L4", "L5"):
+        assert rising[claim_id].passed is None and "still learning" in rising[claim_id].note
+    assert "+5.0 over epochs 1-2" in rising["L1"].note
+    levelled = _claims(tmp_path, _runs(last_gain=0.01))
+    assert levelled["L1"].passed and levelled["L4"].passed and levelled["L5"].passed
+
+
 def test_placement_ordering_holds_on_the_thesis_own_table():
     rows = [{"size_key": size, "model": model, "placement": placement, "sigma": level, "accuracy_pct": value}
             for (size, model), cells in THESIS_B1.items() for placement, values in cells.items()
             for level, value in zip(THESIS_B1_LEVELS, values)]
     means = placement_means(pd.DataFrame(rows))
     assert means["fixed_corner"] > means["random_corner"] > means["random_loc"]
+
+
+def _thesis_b1_table(swap_sizes=False, reverse_placements=False) -> pd.DataFrame:
+    """Table B.1 as the thesis prints it, in table_b_1_frame's columns; optionally with its sizes or
+    its placements swapped, to violate the statements it supports."""
+    sizes = {"small": "large", "large": "small"} if swap_sizes else {}
+    placements = dict(zip(THESIS_B1_PLACEMENTS, reversed(THESIS_B1_PLACEMENTS))) if reverse_placements else {}
+    models = {"network": "WRN", "linearisation": "NTK"}
+    return pd.DataFrame([{"size_key": sizes.get(size, size), "model": models[model],
+                          "placement": placements.get(placement, placement), "sigma": level, "accuracy_pct": value,
+                          "thesis_pct": value, "difference": 0.0}
+                         for (size, model), cells in THESIS_B1.items() for placement, values in cells.items()
+                         for level, value in zip(THESIS_B1_LEVELS, values)])
+
+
+def test_table_b_1_checks_pass_on_the_thesis_table_and_fail_on_its_counter_examples():
+    """L5 (fixed corner > random corner > random location) and L6 (better on larger images) hold on the
+    thesis's own Table B.1 and fail when its placements or its sizes are swapped."""
+    paper = THRESHOLDS["paper"]
+    checks = {check.claim_id: check for check in table_b_1_checks(_thesis_b1_table(), paper)}
+    assert checks["L4"].passed and checks["L5"].passed and checks["L6"].passed and checks["L7"].passed
+    reversed_placements = {c.claim_id: c for c in table_b_1_checks(_thesis_b1_table(reverse_placements=True), paper)}
+    assert reversed_placements["L5"].passed is False
+    swapped_sizes = {c.claim_id: c for c in table_b_1_checks(_thesis_b1_table(swap_sizes=True), paper)}
+    assert swapped_sizes["L6"].passed is False and swapped_sizes["L6"].measured < 0
+
+
+def test_ntk_below_70_percent_is_asserted_at_paper_scale(tmp_path):
+    """L3: an NTK keeping 80% on CIFAR-10 with ImageNet noise fails the thesis's 'below 70%'; 60% holds."""
+    assert _claims(tmp_path, _runs(retained_ntk=0.8), scale="paper")["L3"].passed is False
+    assert _claims(tmp_path, _runs(retained_ntk=0.6), scale="paper")["L3"].passed is True
+    assert _claims(tmp_path, _runs(retained_ntk=0.6))["L3"].passed is None
+
+
+def test_table_3_1_says_where_its_levels_stop_short_of_the_thesis(tmp_path):
+    """Every row carries the thesis's largest level beside ours; the caption names a row run to less noise."""
+    figures.table_3_1(_job(tmp_path, _runs(), "table_3_1"))
+    table = pd.read_csv(tmp_path / "table_3_1.png")
+    gaussian = table[table["setting"] == "CIFAR-2, Gaussian noise"].iloc[0]
+    assert gaussian["max_level"] == 1.0 and gaussian["thesis_max_level"] == 2.0
+    caption = json.loads((tmp_path / "table_3_1.json").read_text())["caption"]
+    assert "CIFAR-2, Gaussian noise: the largest level here is 1, the thesis's 2" in caption
+    assert "CIFAR-VEHICLES: the largest level" not in caption
+    figures.table_B_1(_job(tmp_path, _runs(), "table_B_1"))
+    assert set(pd.read_csv(tmp_path / "table_B_1.png")["thesis_size"]) == {"16x16 on 32x32"}
 
 
 def test_table_b_1_leaves_cells_the_thesis_lacks_empty():

@@ -316,6 +316,8 @@ def test_paper_bands_apply_at_the_thesis_steps_only():
     assert checks["T6"].passed is True and checks["T7"].passed is True
     low = frame.assign(test_accuracy=frame["test_accuracy"] - 0.1)
     assert _by_id(toy_claims(low, SPEC, TOY_THRESHOLDS["paper"]))["T6"].passed is False
+    small_ratio = frame.assign(ratio=frame["ratio"] / 2)  # 0.24 at the end: b thresholds too little noise
+    assert _by_id(toy_claims(small_ratio, SPEC, TOY_THRESHOLDS["paper"]))["T7"].passed is False
     short = _by_id(toy_claims(frame.iloc[:31], SPEC, TOY_THRESHOLDS["paper"]))
     assert short["T6"].passed is None and "not evaluated" in short["T6"].note
 

@@ -119,7 +119,10 @@ THESIS_RETAINED = {
     "linearisation": {"cifar10_imagenet": 69.75, "cifar_vehicles": 76.37, "cifar2_imagenet": 92.81,
                       "cifar2_gaussian": 85.54},
 }
+# Table 3.1's largest levels (Sec 3.6: "from 0 to 1 (or from σ = 0 to σ = 2 in the Gaussian-noise case)").
+THESIS_MAX_LEVEL = {"cifar10_imagenet": 1.0, "cifar_vehicles": 1.0, "cifar2_imagenet": 1.0, "cifar2_gaussian": 2.0}
 THESIS_B1_LEVELS = (0.0, 0.5, 1.0, 2.0)
+THESIS_B1_SIZES = {"small": "16x16 on 32x32", "large": "32x32 on 64x64"}  # Table B.1's rows
 THESIS_B1_PLACEMENTS = ("random_loc", "random_corner", "fixed_corner")
 THESIS_B1 = {  # (size, model): accuracies by placement, at σ = 0, 0.5, 1, 2
     ("small", "network"): {"random_loc": (94.7, 94.0, 92.8, 91.7), "random_corner": (94.3, 94.2, 92.7, 92.6),
@@ -263,6 +266,21 @@ def final_accuracies(runs: pd.DataFrame) -> pd.DataFrame:
         .reset_index(drop=True)
 
 
+# A run whose test accuracy rose by more points over its last evaluation interval was still learning
+# when its epoch cap stopped it (about one binomial standard error of an evaluation on ~540 test images).
+STILL_LEARNING_POINTS = 2.0
+
+
+def last_gains(runs: pd.DataFrame) -> pd.DataFrame:
+    """One row per (model, variant): the test accuracy's gain (points) over the run's last evaluation
+    interval, from epoch ``since`` to ``epoch``: how much the run was still learning when it stopped."""
+    ordered = runs.sort_values("epoch").groupby(["model", "variant"], sort=False)
+    last, before = ordered.nth(-1).set_index(["model", "variant"]), ordered.nth(-2).set_index(["model", "variant"])
+    gains = last[["setting", "level", "epoch"]].assign(since=before["epoch"],
+                                                       gain=100.0 * (last["test_accuracy"] - before["test_accuracy"]))
+    return gains.dropna(subset=["gain"]).reset_index()
+
+
 def setting_curve(final: pd.DataFrame, model: str, setting: str, placement: str, size: str) -> pd.DataFrame:
     rows = final[(final["model"] == model) & (final["setting"] == setting) & (final["placement"] == placement)
                  & (final["size"] == size)]
@@ -285,6 +303,7 @@ def table_3_1_frame(final: pd.DataFrame, settings: dict) -> pd.DataFrame:
             rows.append({"model": MODEL_LABELS[model], "setting": setting["label"],
                          "accuracy_no_noise": _percent_at(curve, 0.0),
                          "max_level": float(curve["level"].max()) if len(curve) else float("nan"),
+                         "thesis_max_level": THESIS_MAX_LEVEL.get(name, float("nan")),
                          "accuracy_max_noise": 100.0 * float(curve.iloc[-1]["test_accuracy"]) if len(curve)
                          else float("nan"),
                          "retained_pct": retained_accuracy(curve),
@@ -316,7 +335,8 @@ def table_b_1_frame(final: pd.DataFrame, table: dict, sizes: dict) -> pd.DataFra
                     thesis = thesis_b1(size, model, placement, level)
                     rows.append({"size": f"{sizes[size]['image']}x{sizes[size]['image']} on "
                                          f"{sizes[size]['background']}x{sizes[size]['background']}",
-                                 "size_key": size, "model": MODEL_LABELS[model], "placement": placement,
+                                 "size_key": size, "thesis_size": THESIS_B1_SIZES.get(size, ""),
+                                 "model": MODEL_LABELS[model], "placement": placement,
                                  "sigma": float(level), "accuracy_pct": ours, "thesis_pct": thesis,
                                  "difference": ours - thesis})
     return pd.DataFrame(rows)

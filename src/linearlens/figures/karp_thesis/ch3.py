@@ -6,12 +6,16 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.ticker import MaxNLocator
 
 from ...analysis.karp_thesis.ch3 import (
     IMAGE_MODELS,
     MODEL_LABELS,
+    STILL_LEARNING_POINTS,
+    THESIS_MAX_LEVEL,
     TOY_THESIS,
     final_accuracies,
+    last_gains,
     read_toy_run,
     setting_curve,
     table_3_1_frame,
@@ -19,6 +23,7 @@ from ...analysis.karp_thesis.ch3 import (
     toy_linear_ceiling,
     toy_noise_std,
     toy_settings_text,
+    variant_name,
 )
 from ...manifests.jobs import FigureJob
 from ..style import apply_style, save_figure, save_table
@@ -73,14 +78,21 @@ def plot_fig_3_3(job: FigureJob) -> None:
               ylim=(min(0.45, float(np.nanmin(accuracy)) - 0.01), min(1.0, max(0.8, float(np.nanmax(accuracy)) + 0.05))))
     right.legend(loc="lower right", fontsize=8)
     for ax in axes:
-        ax.set_xlabel("SGD step")
+        ax.set_xlabel(_shortened("SGD step", int(spec["steps"]), TOY_THESIS["steps"]))
         ax.set_xlim(0, steps[-1])
     data_source = (f"{job.data_source}: k = {spec['k']}, d = {spec['d']}, σ = {toy_noise_std(spec):.4f} "
                    f"(noise multiplier {spec['noise_multiplier']:g}), seed {spec['seed']}")
     save_figure(fig, job.png_path, toy_caption(job, spec, frame), data_source)
 
 
+def _shortened(label: str, ours: int, thesis: int) -> str:
+    """An x label that says where a run stops short of the thesis's length."""
+    return label if ours >= thesis else f"{label} (here to {ours:,}; thesis to {thesis:,})"
+
+
 # --- the noisy-image experiments: Figs 3.2, 3.4, 3.5, Tables 3.1, B.1 ---------------------------
+
+THESIS_EPOCHS = 200  # App. B.3: the WRN's and the NTK's training, and Fig 3.2's
 
 MODEL_COLOURS = {"network": "#1f77b4", "linearisation": "#ff7f0e"}  # blue WRN, orange NTK, as the thesis
 
@@ -114,7 +126,8 @@ def _recipe_note(params: dict) -> str:
 def plot_fig_3_4(job: FigureJob) -> None:
     """Fig 3.4: test accuracy of the WRN and its NTK against the noise level, one panel per setting."""
     apply_style()
-    final = final_accuracies(read_image_runs(job.inputs["runs"]))
+    runs = read_image_runs(job.inputs["runs"])
+    final, learning = final_accuracies(runs), _still_learning(runs)
     images = job.params["images"]
     settings = images["settings"]
     columns = 2 if len(settings) > 1 else 1
@@ -125,16 +138,54 @@ def plot_fig_3_4(job: FigureJob) -> None:
             curve = setting_curve(final, model, name, setting["placement"], setting["size"])
             ax.plot(curve["level"], 100 * curve["test_accuracy"], "o-", color=MODEL_COLOURS[model],
                     label=MODEL_LABELS[model])
+            rising = curve[[(model, variant_name(name, setting["placement"], setting["size"], level))
+                             in learning.index for level in curve["level"]]]
+            ax.plot(rising["level"], 100 * rising["test_accuracy"], "o", markerfacecolor="white",
+                    color=MODEL_COLOURS[model], label=f"{MODEL_LABELS[model]}, still learning at its cap"
+                    if len(rising) else None)
         size = images["sizes"][setting["size"]]
         ax.set(title=f"{setting['label']} ({setting['placement'].replace('_', ' ')}, {size['image']} on "
-                     f"{size['background']})", xlabel=setting.get("noise", "noise level"), ylabel="test accuracy (%)")
+                     f"{size['background']})", xlabel=_level_label(name, setting), ylabel="test accuracy (%)")
         ax.legend()
     for ax in list(axes.flat)[len(settings):]:
         ax.set_visible(False)
     fig.tight_layout()
-    caption = _caption(job.caption, "Each point is one run: the test accuracy after the last epoch.",
-                        _recipe_note(job.params))
+    caption = _caption(job.caption, "Test accuracy of the WRN (blue) and of its NTK (orange) against the scale of "
+                        "the background noise (or, for Gaussian noise, its standard deviation σ), one panel per "
+                        "image setting as the thesis's (top left CIFAR-10 with ImageNet noise, top right "
+                        "CIFAR-VEHICLES, bottom left CIFAR-2 with ImageNet noise, bottom right CIFAR-2 with "
+                        "Gaussian noise). Each point is one run: the test accuracy after the last epoch. Levels "
+                        f"run here: {_levels_text(settings)}; the thesis runs five per panel, s to 1 and σ to 2.",
+                        _learning_text(learning), _recipe_note(job.params))
     save_figure(fig, job.png_path, caption, network_source(job))
+
+
+def _still_learning(runs: pd.DataFrame) -> pd.DataFrame:
+    """The runs still learning when their epoch cap stopped them, indexed by (model, variant)."""
+    gains = last_gains(runs)
+    return gains[gains["gain"] > STILL_LEARNING_POINTS].set_index(["model", "variant"])
+
+
+def _learning_text(learning: pd.DataFrame) -> str:
+    if learning.empty:
+        return ""
+    listed = "; ".join(f"{MODEL_LABELS[model]} {variant} +{row.gain:.1f} over epochs {row.since:g}-{row.epoch:g}"
+                       for (model, variant), row in learning.iterrows())
+    return (f"Hollow markers: runs still learning when their epoch cap stopped them (test accuracy up by more than "
+            f"{STILL_LEARNING_POINTS:g} points over their last evaluation interval: {listed}).")
+
+
+def _level_label(name: str, setting: dict) -> str:
+    """The x label: the noise's name, and the thesis's largest level where this run stops short of it."""
+    label, ours, thesis = setting.get("noise", "noise level"), max(setting["levels"]), THESIS_MAX_LEVEL.get(name)
+    if thesis is None or ours >= thesis:
+        return label
+    return f"{label} (here to {ours:g}; thesis to {thesis:g})"
+
+
+def _levels_text(settings: dict) -> str:
+    return "; ".join(f"{setting['label']} {', '.join(f'{level:g}' for level in setting['levels'])}"
+                     for setting in settings.values())
 
 
 def table_3_1(job: FigureJob) -> None:
@@ -143,9 +194,18 @@ def table_3_1(job: FigureJob) -> None:
     final = final_accuracies(read_image_runs(job.inputs["runs"]))
     frame = table_3_1_frame(final, job.params["images"]["settings"])
     caption = _caption(job.caption, "retained_pct = 100 · accuracy at the largest level / accuracy without "
-                        "noise, from Fig 3.4's runs; thesis_retained_pct is the thesis's Table 3.1 (its largest "
-                        "levels are s = 1 and σ = 2; max_level is ours).", _recipe_note(job.params))
+                        "noise, from Fig 3.4's runs; thesis_retained_pct is the thesis's Table 3.1, at its largest "
+                        "levels thesis_max_level (s = 1, σ = 2); max_level is ours.", _short_levels(frame),
+                        _recipe_note(job.params))
     save_table(frame.round(2), job.png_path, caption, network_source(job))
+
+
+def _short_levels(frame: pd.DataFrame) -> str:
+    """The settings whose largest level here is below the thesis's: their retained share is not the
+    thesis's quantity."""
+    short = frame[frame["max_level"] < frame["thesis_max_level"]].drop_duplicates("setting")
+    return " ".join(f"{row.setting}: the largest level here is {row.max_level:g}, the thesis's {row.thesis_max_level:g}; "
+                    "its retained share is at less noise than the thesis's." for row in short.itertuples())
 
 
 def table_B_1(job: FigureJob) -> None:
@@ -153,8 +213,9 @@ def table_B_1(job: FigureJob) -> None:
     final = final_accuracies(read_image_runs(job.inputs["runs"]))
     images = job.params["images"]
     frame = table_b_1_frame(final, images["table_B_1"], images["sizes"])
-    caption = _caption(job.caption, "thesis_pct is the thesis's Table B.1 (NaN where it has no such cell); "
-                        "difference = ours − thesis.", _recipe_note(job.params))
+    caption = _caption(job.caption, "thesis_pct is the thesis's Table B.1 cell of the same model, placement and "
+                        "σ in its row thesis_size (NaN where it has no such cell); difference = ours − thesis.",
+                        _recipe_note(job.params))
     save_table(frame.round(2), job.png_path, caption, network_source(job))
 
 
@@ -169,7 +230,8 @@ def plot_fig_3_2(job: FigureJob) -> None:
         number = int(column.removeprefix("active_relu"))
         label = f"ReLU {number}" + (" (final)" if number == len(layers) else "")
         ax.plot(rows["epoch"], 100 * rows[column], "o-", markersize=3, color=colour, label=label)
-    ax.set(xlabel="epoch", ylabel="active neurons per instance (%)")
+    ax.set(xlabel=_shortened("epoch", int(job.params["epochs"]), THESIS_EPOCHS), ylabel="active neurons per instance (%)")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.legend(fontsize=7, ncol=2)
     settings = job.params
     caption = _caption(job.caption, f"The WRN's {len(layers)} ReLU layers (two per block, then the final one), "
