@@ -12,6 +12,7 @@ from linearlens.claims.george_thesis.ch6 import (
     _cka_checks,
     _spectrum_checks,
     complexity_check,
+    complexity_contrast_check,
     learning_rate_check,
 )
 from linearlens.kernels.alignment import centre
@@ -36,6 +37,19 @@ def test_h23_a_measure_that_falls_as_the_gap_grows_fails_at_every_scale():
         assert check.passed is False
         assert bool(check.document_threshold) == (scale == "quick") and bool(check.note) == (scale == "quick")
     undefined = complexity_check("width", row.where(row.index != "learning_flow"), False, COMPLEXITY_THRESHOLDS["quick"])
+    assert undefined.passed is None and undefined.note.startswith("not evaluated")
+
+
+def test_h23_another_measure_following_the_gap_as_well_as_ours_breaks_the_contrast():
+    """"The only ones": at quick scale every measure reached ρ = 1 on the 3-value corruption sweep
+    while only ours was tested; a measure other than ours and Neyshabur's as high as ours fails."""
+    row = pd.Series({**{measure: 0.2 for measure in COMPLEXITY_MEASURES}, "learning_flow": 1.0, "neyshabur": 1.0})
+    for scale, limits in COMPLEXITY_THRESHOLDS.items():
+        assert complexity_contrast_check("width", row, limits).passed is True
+        tied = complexity_contrast_check("corruption", pd.concat([row.drop("spectral"), pd.Series({"spectral": 1.0})]), limits)
+        assert tied.passed is False and "spectral" in tied.measured
+        assert bool(tied.document_threshold) == (scale == "quick")
+    undefined = complexity_contrast_check("width", row.where(row.index != "learning_flow"), COMPLEXITY_THRESHOLDS["quick"])
     assert undefined.passed is None and undefined.note.startswith("not evaluated")
 
 

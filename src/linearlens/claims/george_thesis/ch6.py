@@ -532,8 +532,9 @@ def complexity_claims(job: ClaimsJob) -> list[ClaimCheck]:
     means per swept value)."""
     spec, limits = job.params["spec"], COMPLEXITY_THRESHOLDS[job.params["thresholds"]]
     rhos = gap_correlations(panel_curves(read_complexity_finals(job.inputs, spec)))
-    return [complexity_check(panel, rhos.loc[panel], spec["panels"][panel]["vary"] == "corruption", limits)
-            for panel in rhos.index]
+    checks = [complexity_check(panel, rhos.loc[panel], spec["panels"][panel]["vary"] == "corruption", limits)
+              for panel in rhos.index]
+    return checks + [complexity_contrast_check(panel, rhos.loc[panel], limits) for panel in rhos.index]
 
 
 def complexity_check(panel: str, row: pd.Series, corruption: bool, limits: ComplexityThresholds) -> ClaimCheck:
@@ -548,3 +549,24 @@ def complexity_check(panel: str, row: pd.Series, corruption: bool, limits: Compl
                       f"Spearman ρ with the gap ({panel}): {_rhos(row)}", None if passed is None else bool(passed),
                       note="not evaluated: ρ is undefined (a constant gap or measure)" if passed is None else limits.note,
                       document_threshold=COMPLEXITY_DOCUMENT_THRESHOLD if limits.note else "")
+
+
+# Ours and Neyshabur et al.'s are the measures the thesis says follow the gap; "the only ones" is the contrast.
+FOLLOWING_MEASURES = ("learning_flow", "neyshabur")
+
+
+def complexity_contrast_check(panel: str, row: pd.Series, limits: ComplexityThresholds) -> ClaimCheck:
+    """H23's contrast ("the only ones"): every other measure follows the gap less than ours, its
+    Spearman ρ with the gap strictly below ours (a tie, as every monotone measure on a short sweep,
+    is no contrast); measures undefined on the panel (NaN) are left out."""
+    ours = row["learning_flow"]
+    others = row.drop(list(FOLLOWING_MEASURES)).dropna()
+    followers = others[others >= ours]
+    passed = None if np.isnan(ours) or others.empty else bool(followers.empty)
+    note = ("not evaluated: ρ is undefined (a constant gap or measure)" if passed is None else limits.note)
+    return ClaimCheck("H23", "fig_6_6", COMPLEXITY_STATEMENT + " (the contrast: the other measures do not)",
+                      f"{panel} sweep: every other measure's ρ with the gap < ours ({ours:.2f})",
+                      f"Spearman ρ with the gap ({panel}): {_rhos(row)}; as high as ours: "
+                      + (", ".join(followers.index) or "none"), passed, note=note,
+                      document_threshold="the other measures fail to reflect the shape of the gap (Fig 6.6)"
+                      if limits.note else "")
