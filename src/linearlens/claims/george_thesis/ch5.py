@@ -169,6 +169,15 @@ def _regime_text(values: dict[str, float]) -> str:
 # Each ordering: its measurements on one set of curves {regime: (times, (T, groups) MSE)}, and the
 # verdict on them, so that the init-mean curves and every single init are judged alike.
 
+ROUND_OFF = 1e-9  # relative: two regimes' measures closer than this are a tie, which shows no lead
+
+
+def _above(value: float, other: float) -> bool:
+    """``value`` > ``other`` (both positive) beyond round-off: a regime learning as the other does, on
+    its own time scale, does not pass by interpolation error."""
+    return bool(value > other * (1 + ROUND_OFF))
+
+
 def _finish(curves: dict, limits: AnalyticThresholds) -> dict[str, np.ndarray]:
     return {regime: crossing_times(*curves[regime], limits.learned) for regime in ANALYTIC_REGIMES}
 
@@ -184,7 +193,7 @@ def _noisy_still(curves: dict, limits: AnalyticThresholds) -> dict[str, float]:
 
 def _clean_first(curves: dict, limits: AnalyticThresholds) -> bool:
     still = _noisy_still(curves, limits)
-    return bool(still["nonlinear"] >= limits.noisy_still and still["nonlinear"] > still["linear"])
+    return bool(still["nonlinear"] >= limits.noisy_still and _above(still["nonlinear"], still["linear"]))
 
 
 def _noisy_rise(curves: dict) -> dict[str, float]:
@@ -201,7 +210,7 @@ def _majority_lead(curves: dict, limits: AnalyticThresholds) -> dict[str, float]
 
 def _majority_first(curves: dict, limits: AnalyticThresholds) -> bool:
     lead = _majority_lead(curves, limits)
-    return bool(lead["nonlinear"] > 1 and lead["nonlinear"] > lead["linear"])
+    return bool(_above(lead["nonlinear"], 1.0) and _above(lead["nonlinear"], lead["linear"]))
 
 
 def _minority_still(curves: dict, limits: AnalyticThresholds) -> dict[str, float]:
