@@ -13,9 +13,11 @@ from linearlens.claims.george_thesis.ch6 import (
     _spectrum_checks,
     complexity_check,
     complexity_contrast_check,
+    easy_difficult_claims,
     learning_rate_check,
 )
 from linearlens.kernels.alignment import centre
+from linearlens.manifests.jobs import ClaimsJob
 
 
 def test_h21_an_effective_rank_barely_higher_at_the_small_rate_fails():
@@ -94,3 +96,39 @@ def test_h18_layers_below_the_thesis_alignment_fail():
     assert layer_check.passed is False and layer_check.failure_reason == "stand_in"
     aligned = layers.assign(cka=[0.2, 0.6, 0.7, 0.3])
     assert _cka_checks(run, rows, aligned, ALIGNMENT_THRESHOLDS["quick"])[-1].passed is True
+
+
+STEPS = np.array([0, 10, 30, 100, 300, 1000])
+
+
+def _rise(at: int, height: float) -> np.ndarray:
+    """A CKA curve at 0.02 that rises by ``height`` from step ``at`` on."""
+    return 0.02 + height * (STEPS >= at)
+
+
+def _easy_difficult_job(tmp_path, curves: dict) -> ClaimsJob:
+    """Run files of (family, setting, seed) -> (easy CKA, difficult CKA) curves over STEPS."""
+    runs, paths = [], []
+    for (family, setting, seed), (easy, difficult) in curves.items():
+        path = tmp_path / f"{family}_{setting}_{seed}.csv"
+        pd.DataFrame({"step": STEPS, "easy_cka": easy, "difficult_cka": difficult}).to_csv(path, index=False)
+        runs.append({"family": family, "setting": setting, "seed": seed, "label_noise": 0.0, "lr": 0.01})
+        paths.append(str(path))
+    families = {family: {"label": family.replace("_", " "), "standin": None} for family, _, _ in curves}
+    return ClaimsJob({"rows": paths}, {"thresholds": "quick", "runs": runs, "families": families})
+
+
+def test_h19_h20_difficult_examples_aligning_first_and_depth_reversed_fail(tmp_path):
+    """Counter-examples to Fig 6.4 (easy examples align faster and higher) and Fig B.7 (with depth the
+    alignment starts later, and the easy/difficult ratio reaches a higher value): the difficult
+    examples align first and higher; deeper networks start earlier with a lower ratio."""
+    curves = {("random_labels", "depth6", 0): (_rise(300, 0.05), _rise(10, 0.3))}
+    for depth, start, easy in ((2, 300, 0.3), (4, 100, 0.2), (6, 10, 0.1)):
+        curves[("depth", f"depth{depth}", 0)] = (_rise(start, easy), _rise(start, 0.05))
+    checks = easy_difficult_claims(_easy_difficult_job(tmp_path, curves))
+    assert [c.claim_id for c in checks] == ["H19", "H19", "H20", "H20"]
+    assert [c.passed for c in checks] == [False, False, False, False]
+    held = {("random_labels", "depth6", 0): (_rise(10, 0.3), _rise(300, 0.05))}
+    for depth, start, easy in ((2, 10, 0.1), (4, 100, 0.2), (6, 300, 0.3)):
+        held[("depth", f"depth{depth}", 0)] = (_rise(start, easy), _rise(start, 0.05))
+    assert [c.passed for c in easy_difficult_claims(_easy_difficult_job(tmp_path, held))] == [True] * 4
