@@ -271,6 +271,8 @@ def _kernel_params(group: str, runs_of):
     return lambda config: {"runs": runs_of(ch6_group(config, group)),
                            "families": family_names(ch6_group(config, group)),
                            "models": run_models(ch6_group(config, group), runs_of),
+                           "difficult": {family: spec["difficult"] for family, spec in
+                                         ch6_group(config, group)["families"].items() if "difficult" in spec},
                            "centring": ch6_group(config, group)["centring"]}
 
 
