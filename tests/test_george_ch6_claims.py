@@ -14,6 +14,7 @@ from linearlens.claims.george_thesis.ch6 import (
     complexity_check,
     complexity_contrast_check,
     easy_difficult_claims,
+    layer_peak_check,
     learning_rate_check,
 )
 from linearlens.kernels.alignment import centre
@@ -139,3 +140,16 @@ def test_h19_h20_difficult_examples_aligning_first_and_depth_reversed_fail(tmp_p
     assert [c.passed for c in checks] == [False] * 9, [(c.statement, c.measured) for c in checks if c.passed]
     held = easy_difficult_claims(job(easy_first=True))
     assert [c.passed for c in held] == [True] * 9, [(c.statement, c.measured) for c in held if not c.passed]
+
+
+def test_h18_layer_alignment_peaking_long_after_the_test_accuracy_fails():
+    """Counter-example to §6.3.3 (high label noise: layer CKAs tend to peak when the test accuracy
+    does): the test accuracy peaks at step 100, one of the two layers' CKA at step 1,000 (half is not
+    a tendency)."""
+    rows = pd.DataFrame({"step": [0, 30, 100, 300, 1000], "test_accuracy": [0.1, 0.5, 0.9, 0.7, 0.6]})
+    layers = pd.DataFrame({"probe": "train", "layer_index": [0] * 5 + [1] * 5, "step": [0, 30, 100, 300, 1000] * 2,
+                           "cka": [0.1, 0.2, 0.5, 0.3, 0.2] + [0.1, 0.2, 0.3, 0.4, 0.6]})
+    late = layer_peak_check({"label_noise": 0.5}, rows, layers)
+    assert late.passed is False and "1000" in late.measured and late.document_threshold
+    together = layers.assign(cka=[0.1, 0.2, 0.5, 0.3, 0.2] * 2)
+    assert layer_peak_check({"label_noise": 0.5}, rows, together).passed is True
