@@ -13,9 +13,11 @@ from linearlens.claims.george_thesis.ch6 import (
     _spectrum_checks,
     complexity_check,
     complexity_contrast_check,
+    disk_claims,
     easy_difficult_claims,
     layer_peak_check,
     learning_rate_check,
+    spectral_bias_claims,
 )
 from linearlens.kernels.alignment import centre
 from linearlens.manifests.jobs import ClaimsJob
@@ -153,3 +155,54 @@ def test_h18_layer_alignment_peaking_long_after_the_test_accuracy_fails():
     assert late.passed is False and "1000" in late.measured and late.document_threshold
     together = layers.assign(cka=[0.1, 0.2, 0.5, 0.3, 0.2] * 2)
     assert layer_peak_check({"label_noise": 0.5}, rows, together).passed is True
+
+
+def _disk_run(path, ratios, label_strength) -> str:
+    """A disk run file: rows at iterations 0, 100, 500, eigenvalue ratios λ_j/λ1 with λ20/λ1 =
+    ``ratios`` per row, and top eigenfunctions carrying ``label_strength`` of the grid labels."""
+    rng = np.random.default_rng(0)
+    labels = np.repeat([0, 1], 8)
+    noise = rng.normal(size=(len(ratios), 16, 4))
+    vectors = noise + np.asarray(label_strength)[:, None, None] * (labels - 0.5)[None, :, None]
+    ratio_rows = np.tile(np.linspace(1, 0.01, 30), (len(ratios), 1))
+    ratio_rows[:, 19] = ratios
+    np.savez(path, seed=np.asarray(0), rows=np.array([0, 100, 500]), ratios=ratio_rows, eigenvectors=vectors,
+             grid_labels=labels)
+    return str(path)
+
+
+def test_h16_an_isotropic_spectrum_and_eigenfunctions_losing_the_classes_fail(tmp_path):
+    """Counter-example to Fig 6.1: λ20/λ1 rises (1.5% → 3%) and the top eigenfunctions lose the class
+    structure over training: both H16 checks fail at every scale."""
+    run = _disk_run(tmp_path / "seed0.npz", [0.015, 0.02, 0.03], [3.0, 1.0, 0.0])
+    for scale in ("quick", "paper"):
+        spectrum, classes = disk_claims(ClaimsJob({"runs": [run]}, {"thresholds": scale}))
+        assert spectrum.passed is False and classes.passed is False and spectrum.document_threshold
+    held = _disk_run(tmp_path / "seed1.npz", [0.015, 0.005, 0.002], [0.0, 1.0, 3.0])
+    assert [c.passed for c in disk_claims(ClaimsJob({"runs": [held]}, {"thresholds": "paper"}))] == [True, True]
+
+
+def test_h24_frequencies_falling_with_j_and_a_flat_spectrum_fail(tmp_path):
+    """Counter-example to Fig B.2: the dominant frequency falls as j grows, and λ10/λ1 = 50% (thesis ≈ 4%)."""
+    path = tmp_path / "spectrum.npz"
+    np.savez(path, dominant_frequency=np.arange(50)[::-1], ratios=np.full(50, 0.5))
+    checks = spectral_bias_claims(ClaimsJob({"run": [str(path)]}, {"thresholds": "quick"}))
+    assert [c.passed for c in checks] == [False, False, False]
+    np.savez(path, dominant_frequency=np.arange(50) // 2, ratios=np.full(50, 0.04))
+    assert [c.passed for c in spectral_bias_claims(ClaimsJob({"run": [str(path)]}, {"thresholds": "quick"}))] == [
+        True, True, True]
+
+
+def test_h17_h18_rank_rising_with_test_accuracy_and_alignment_flat_or_led_by_train_fail():
+    """Counter-examples: with the most random labels, an effective rank that rises and falls with the
+    test accuracy (H17 anti-correlation); a CKA that barely moves (H18 increase) and a train kernel
+    aligned above the test one while the test accuracy rises (H18 test-over-train)."""
+    run = {"label_noise": 0.5}
+    rows = pd.DataFrame({"step": [0, 10, 100], "train_accuracy": [0.1, 0.5, 1.0], "test_accuracy": [0.1, 0.8, 0.5],
+                         "train_cka": [0.10, 0.12, 0.11], "test_cka": [0.10, 0.11, 0.10]})
+    spectra = _spectra(10.0, 0.8, 500.0).assign(effective_rank=[50.0, 200.0, 100.0])
+    anti = _spectrum_checks(run, rows, spectra, ALIGNMENT_THRESHOLDS["paper"], [run])[-1]
+    assert "anti-correlates" in anti.statement and anti.passed is False
+    layers = pd.DataFrame({"probe": "train", "layer_index": [0, 1, 2, 3], "cka": [0.2, 0.6, 0.7, 0.3]})
+    train_rise, test_rise, lead, _ = _cka_checks(run, rows, layers, ALIGNMENT_THRESHOLDS["paper"])
+    assert train_rise.passed is False and test_rise.passed is False and lead.passed is False
