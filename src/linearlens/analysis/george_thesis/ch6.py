@@ -63,6 +63,11 @@ def rise_decades(steps: pd.Series, values: pd.Series) -> float:
     return float(np.log10(max(late, 1.0)) - np.log10(max(early, 1.0)))
 
 
+def still_rising(values: pd.Series) -> bool:
+    """Whether a curve ends above all its earlier records: still rising when the run stops."""
+    return bool(len(values) > 1 and values.iloc[-1] > values.iloc[:-1].max())
+
+
 def high_span(steps: pd.Series, values: pd.Series) -> float:
     """Iterations over which a curve stays at or above half its way from its start to its peak:
     from the first step there to the last (NaN when it never rises)."""

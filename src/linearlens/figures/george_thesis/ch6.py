@@ -36,6 +36,7 @@ from ...analysis.george_thesis.ch6 import (
     read_rbf_capacity,
     read_supernat,
     run_title,
+    still_rising,
     supernat_curves,
     supernat_final_errors,
 )
@@ -300,13 +301,15 @@ def plot_fig_B_7(job: FigureJob) -> None:
         for j, seed in enumerate(seeds):
             curve = rows[(rows.setting == setting) & (rows.seed == seed)]
             _easy_difficult_axes(axes[i, j], curve, legend=i == j == 0)
-            axes[i, j].set_title(f"{setting}, seed {seed}", fontsize=9)
+            cut = " (still aligning when training stops)" if still_rising(curve.easy_cka) else ""
+            axes[i, j].set_title(f"{setting}, seed {seed}{cut}", fontsize=9)
         axes[i, 0].set_ylabel("CKA(K, K_Y)")
     for ax in axes[-1]:
         ax.set_xlabel("SGD iterations")
     axes[0, 0].legend(fontsize=8)
     fig.tight_layout()
-    caption = (f"{job.caption} Fig B.7: depth = number of linear layers.{_setup_note(job, 'Difficult examples')} "
+    caption = (f"{job.caption} Fig B.7: depth = number of linear layers; a panel marked 'still aligning' ends with "
+               f"the easy examples' CKA above all its earlier values.{_setup_note(job, 'Difficult examples')} "
                f"Networks: {_easy_difficult_network(job)}.")
     save_figure(fig, job.png_path, caption, f"{job.data_source}; network: {_easy_difficult_network(job)}")
 
