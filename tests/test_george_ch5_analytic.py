@@ -12,7 +12,7 @@ from scipy.integrate import solve_ivp
 from torch import nn
 
 from linearlens.analysis.george_thesis.ch5 import crossing_time, group_curves, learning_order
-from linearlens.claims.george_thesis.ch5 import analytic_claims
+from linearlens.claims.george_thesis.ch5 import ANALYTIC_THRESHOLDS, _example_checks, analytic_claims
 from linearlens.experiments.george_thesis.ch5 import (
     alpha_scaled_gradient_descent,
     analytic_run,
@@ -287,3 +287,24 @@ def test_analytic_claims_on_the_closed_forms(tmp_path):
     failed = [(check.check, check.measured) for check in closed_form_checks if not check.passed]
     assert not failed, failed
     assert all(isinstance(check.passed, bool) for check in simulation_checks)
+
+
+def _decays(rates, start=None) -> tuple[np.ndarray, np.ndarray]:
+    """Per-group MSE curves exp(−rate·t) (times, (T, groups)): every group falls from the start."""
+    times = np.linspace(0, 10, 401)
+    start = np.ones(len(rates)) if start is None else np.asarray(start)
+    return times, start * np.exp(-np.outer(times, rates))
+
+
+@pytest.mark.parametrize("example", ["example_1", "example_2", "example_3"])
+def test_a_nonlinear_regime_that_learns_as_the_linear_one_fails_every_h15_ordering(example):
+    """Counter-examples at the thesis's statements (Fig 5.4, C.9): the non-linear regime learns the
+    groups in the linear regime's order, at the same relative pace (no flipped order, no clean or
+    majority group first, no rise of the noisy group's error): every H15 ordering check fails.
+    (Example 3's lead passed before: the two regimes' equal ratios differed by interpolation round-off.)"""
+    rates = {"example_1": [1.0, 1.5, 2.0, 2.5, 3.0], "example_2": [2.0, 1.0], "example_3": [2.0, 1.0]}[example]
+    same = _decays(rates)
+    curves = {"linear": same, "nonlinear": (same[0] * 3, same[1])}  # slower in time, same order
+    checks = _example_checks(example, "fig_5_4", curves, ANALYTIC_THRESHOLDS["quick"], "counter-example")
+    assert checks and all(check.passed is False for check, _ in checks)
+    assert all(judge(curves, ANALYTIC_THRESHOLDS["quick"]) is False for _, judge in checks)

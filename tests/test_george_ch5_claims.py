@@ -6,12 +6,15 @@ import pandas as pd
 
 from linearlens.analysis.george_thesis.ch5 import LINEARITY_METRICS, best_test_loss
 from linearlens.claims.george_thesis.ch5 import (
+    DIFFICULTY_THRESHOLDS,
     SPURIOUS_THRESHOLDS,
     best_test_loss_check,
     decile_sign_check,
     memorisation_check,
     nonlinear_rotation_check,
+    rate_linearity_checks,
     second_phase_checks,
+    trajectory_checks,
 )
 
 ENDINGS = {1.0: "finished after 800 steps", 100.0: "hit its 4,000-step cap (200 epochs), its stopping rule unmet"}
@@ -126,3 +129,33 @@ def test_runs_that_do_not_converge_fail_and_a_capped_run_is_not_evaluated():
     converge, edge = second_phase_checks(frame, summaries, "waterbirds", 0, 100.0, limits, "fig_5_3", "wb")
     assert converge.passed is True
     assert edge.passed is False and edge.failure_reason == "stand_in"  # the linear run ends ahead
+
+
+# --- H12 (Fig C.1): the learning rate is not α ----------------------------------------------------------
+
+def _linear_run(level: float) -> pd.DataFrame:
+    """A noisy-label run whose three linearity metrics fall from 1 to ``level`` as the clean loss falls."""
+    clean = np.array([2.3, 1.8, 1.3, 0.8])
+    return pd.DataFrame({"clean_loss": clean, **{m: np.linspace(1.0, level, 4) for m in LINEARITY_METRICS}})
+
+
+def test_a_smaller_rate_less_linear_than_the_base_or_as_linear_as_alpha_100_fails():
+    """Counter-examples to Fig C.1: a smaller rate whose run rotates more than the base rate's, and one
+    that stays as linear as the α = 100 run (the thesis: lr 1e-6 still drops to about 0.9)."""
+    base, lazy = _linear_run(0.8), _linear_run(0.99)
+    more, less = rate_linearity_checks(0.0005, 0.05, 100.0, _linear_run(0.7), base, lazy)
+    assert more.passed is False and less.passed is True
+    more, less = rate_linearity_checks(0.0005, 0.05, 100.0, _linear_run(0.99), base, lazy)
+    assert more.passed is True and less.passed is False
+    assert [c.passed for c in rate_linearity_checks(0.0005, 0.05, 100.0, _linear_run(0.9), base, lazy)] == [True, True]
+
+
+def test_rates_off_the_base_trajectory_or_alpha_on_it_fail():
+    """Counter-examples: a rate whose accuracies leave the base rate's trajectory; α = 100 departing from
+    it less than a rate does. The check shows the thesis has no number, and why this one."""
+    for scale, limits in DIFFICULTY_THRESHOLDS.items():
+        apart, departs = trajectory_checks({"lr 0.015": 0.02, "lr 0.0005": 0.3}, 0.2, 100.0, 0.5, limits)
+        assert apart.passed is False and departs.passed is False
+        assert apart.document_threshold and "no number" in apart.note
+        close, departs = trajectory_checks({"lr 0.015": 0.02}, 0.2, 100.0, 0.5, limits)
+        assert close.passed is True and departs.passed is True

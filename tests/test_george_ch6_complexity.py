@@ -330,7 +330,7 @@ def test_tiny_runs_to_figure_and_claims(digits_npz, tmp_path):
 
     for scale in ("quick", "paper"):
         checks = complexity_claims(ClaimsJob(inputs, {"thresholds": scale, "spec": spec}))
-        assert len(checks) == 3 and all(c.claim_id == "H23" for c in checks)
+        assert len(checks) == 6 and all(c.claim_id == "H23" for c in checks)  # per panel: follows, the contrast
         assert all(c.passed in (True, False, None) and c.measured for c in checks)
         assert all("learning_flow" in c.measured for c in checks)
     quick = complexity_claims(ClaimsJob(inputs, {"thresholds": "quick", "spec": spec}))

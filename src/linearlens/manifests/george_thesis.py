@@ -270,7 +270,17 @@ def _kernel_inputs(group: str, runs_of, files: dict[str, str]):
 def _kernel_params(group: str, runs_of):
     return lambda config: {"runs": runs_of(ch6_group(config, group)),
                            "families": family_names(ch6_group(config, group)),
+                           "models": run_models(ch6_group(config, group), runs_of),
+                           "difficult": {family: spec["difficult"] for family, spec in
+                                         ch6_group(config, group)["families"].items() if "difficult" in spec},
                            "centring": ch6_group(config, group)["centring"]}
+
+
+def run_models(group_config: dict, runs_of) -> dict[str, dict]:
+    """{"family/setting": the zoo model spec it trains}: what the figures name as the network."""
+    specs = kernel_runs(group_config)
+    return {f"{run['family']}/{run['setting']}": specs[run["family"], run["setting"]]["model"]
+            for run in runs_of(group_config)}
 
 
 ALIGNMENT_FILES = {"rows": ".csv", "layers": "_layers.csv", "spectra": "_spectra.csv",

@@ -41,13 +41,41 @@ def example_mean_shares(grams_path: str, probe: str = "test") -> pd.DataFrame:
                              "share": [example_mean_share(gram) for gram in saved[f"gram_{probe}"]]})
 
 
-def half_rise_step(steps: pd.Series, values: pd.Series) -> float:
-    """The first step where a curve has covered half its way from its start to its peak: when it
-    rises (NaN when it never rises)."""
+def rise_step(steps: pd.Series, values: pd.Series, share: float) -> float:
+    """The first step where a curve has covered ``share`` of its way from its start to its peak
+    (NaN when it never rises)."""
     start, peak = values.iloc[0], values.max()
     if not peak > start:
         return float("nan")
-    return float(steps[values >= start + (peak - start) / 2].iloc[0])
+    return float(steps[values >= start + share * (peak - start)].iloc[0])
+
+
+def half_rise_step(steps: pd.Series, values: pd.Series) -> float:
+    """The first step where a curve has covered half its way from its start to its peak: when it
+    rises (NaN when it never rises)."""
+    return rise_step(steps, values, 0.5)
+
+
+def rise_decades(steps: pd.Series, values: pd.Series) -> float:
+    """How long a curve takes to rise, on the log-iteration axis of the thesis's plots: decades of
+    iterations from 10% to 90% of its rise (NaN when it never rises)."""
+    early, late = rise_step(steps, values, 0.1), rise_step(steps, values, 0.9)
+    return float(np.log10(max(late, 1.0)) - np.log10(max(early, 1.0)))
+
+
+def still_rising(values: pd.Series) -> bool:
+    """Whether a curve ends above all its earlier records: still rising when the run stops."""
+    return bool(len(values) > 1 and values.iloc[-1] > values.iloc[:-1].max())
+
+
+def high_span(steps: pd.Series, values: pd.Series) -> float:
+    """Iterations over which a curve stays at or above half its way from its start to its peak:
+    from the first step there to the last (NaN when it never rises)."""
+    start, peak = values.iloc[0], values.max()
+    if not peak > start:
+        return float("nan")
+    high = steps[values >= start + (peak - start) / 2]
+    return float(high.iloc[-1] - high.iloc[0])
 
 
 def noise_label(label_noise: float) -> str:

@@ -545,10 +545,16 @@ def plot_fig_C_1(job: FigureJob) -> None:
         frame = runs.frames[run_key(run)]
         colour = colours.get(run["lr"], "black") if run["alpha"] == SWEEP_ALPHA else "black"
         label = f"α = 1, lr {run['lr']:g}" if run["alpha"] == SWEEP_ALPHA else f"α = {run['alpha']:g}, lr {run['lr']:g}"
-        axes[0].plot(*progress_curve(frame, "noisy", "noisy_accuracy"), "-", color=colour, label=label)
-        axes[0].plot(*progress_curve(frame, "noisy", "test_accuracy"), "--", color=colour)
-        for ax, metric in zip(axes[1:], LINEARITY_METRICS):
-            ax.plot(*progress_curve(frame, "noisy", metric), _alpha_style(run), color=colour, label=label)
+        capped = ended_at_cap(runs.summaries[run_key(run)])
+        label += f" (capped at {runs.summaries[run_key(run)]['steps']:,} steps, ×)" if capped else ""
+        curves = [(axes[0], progress_curve(frame, "noisy", "noisy_accuracy"), "-"),
+                  (axes[0], progress_curve(frame, "noisy", "test_accuracy"), "--")]
+        curves += [(ax, progress_curve(frame, "noisy", metric), _alpha_style(run))
+                   for ax, metric in zip(axes[1:], LINEARITY_METRICS)]
+        for ax, (x, y), style in curves:
+            ax.plot(x, y, style, color=colour, label=label if style != "--" or ax is not axes[0] else None)
+            if capped and len(x):  # where a capped run's curve stops: not the end of its training
+                ax.plot(x[-1], y[-1], "x", color=colour, markersize=7, mew=1.6)
     axes[0].set_ylabel("accuracy: noisy training examples (solid), test (dashed)")
     axes[0].legend(fontsize=7)
     for ax, metric in zip(axes[1:], LINEARITY_METRICS):
@@ -558,7 +564,8 @@ def plot_fig_C_1(job: FigureJob) -> None:
     fig.tight_layout()
     caption = (f"{job.caption} Fig C.1: {_setup(runs.spec, runs.spec['main']['architecture'])} The α = 1 runs at the "
                f"smaller rates are capped at the α = {max(r['alpha'] for r in runs.spec['regimes']):g} run's "
-               f"iterations (the smallest ones never reach low loss: what they reach is drawn). {runs.runs_note()}")
+               f"iterations (the smallest ones never reach low loss: what they reach is drawn); a × marks where a capped run's "
+               f"curves stop. {runs.runs_note()}")
     save_figure(fig, job.png_path, caption, _data_source(job, runs, cscores=False))
 
 

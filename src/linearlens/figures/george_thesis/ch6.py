@@ -36,6 +36,7 @@ from ...analysis.george_thesis.ch6 import (
     read_rbf_capacity,
     read_supernat,
     run_title,
+    still_rising,
     supernat_curves,
     supernat_final_errors,
 )
@@ -233,6 +234,22 @@ def _mark_divergence(ax, curve: pd.DataFrame, column: str) -> None:
 
 # --- Figs 6.4, B.7: alignment on easy vs difficult examples ---
 
+# The thesis's networks (Fig 6.4's caption, Fig B.7's): MLPs on 28×28 MNIST with hidden layers of this width.
+# A family's label names its difficult examples; the network is read from its model spec.
+THESIS_EASY_DIFFICULT_WIDTH = {"fig_6_4": 80, "fig_B_7": 60}
+MNIST_PIXELS = 784
+
+
+def _easy_difficult_network(job: FigureJob) -> str:
+    """The MLPs that ran, and the thesis's network they stand in for where they differ from it."""
+    width = THESIS_EASY_DIFFICULT_WIDTH[job.figure]
+    models = [job.params["models"][f"{run['family']}/{run['setting']}"] for run in job.params["runs"]]
+    shapes = dict.fromkeys("MLP " + "-".join(str(n) for n in [m["in_features"], *m["hidden"], m["out_features"]])
+                           for m in models)
+    thesis = all(m["in_features"] == MNIST_PIXELS and set(m["hidden"]) == {width} for m in models)
+    kind = f"the thesis's MLP{'s' if len(shapes) > 1 else ''} of hidden width {width} on 28×28 MNIST"
+    return ", ".join(shapes) + ("" if thesis else f" (stand-in for {kind})")
+
 EASY_STYLE, DIFFICULT_STYLE = ("C0", "-"), ("C3", "--")
 
 
@@ -266,8 +283,9 @@ def plot_fig_6_4(job: FigureJob) -> None:
     axes[0, 0].legend(fontsize=8)
     axes[1, 0].legend(fontsize=8)
     fig.tight_layout()
-    caption = f"{job.caption} Fig 6.4: alignment measured on probe sets of easy and of difficult training examples.{_setup_note(job, 'Difficult examples')}"
-    save_figure(fig, job.png_path, caption, _data_source(job))
+    caption = (f"{job.caption} Fig 6.4: alignment measured on probe sets of easy and of difficult training examples."
+               f"{_setup_note(job, 'Difficult examples')} Network: {_easy_difficult_network(job)}.")
+    save_figure(fig, job.png_path, caption, f"{job.data_source}; network: {_easy_difficult_network(job)}")
 
 
 def plot_fig_B_7(job: FigureJob) -> None:
@@ -283,14 +301,17 @@ def plot_fig_B_7(job: FigureJob) -> None:
         for j, seed in enumerate(seeds):
             curve = rows[(rows.setting == setting) & (rows.seed == seed)]
             _easy_difficult_axes(axes[i, j], curve, legend=i == j == 0)
-            axes[i, j].set_title(f"{setting}, seed {seed}", fontsize=9)
+            cut = " (still aligning when training stops)" if still_rising(curve.easy_cka) else ""
+            axes[i, j].set_title(f"{setting}, seed {seed}{cut}", fontsize=9)
         axes[i, 0].set_ylabel("CKA(K, K_Y)")
     for ax in axes[-1]:
         ax.set_xlabel("SGD iterations")
     axes[0, 0].legend(fontsize=8)
     fig.tight_layout()
-    caption = f"{job.caption} Fig B.7: depth = number of linear layers.{_setup_note(job, 'Difficult examples')}"
-    save_figure(fig, job.png_path, caption, _data_source(job))
+    caption = (f"{job.caption} Fig B.7: depth = number of linear layers; a panel marked 'still aligning' ends with "
+               f"the easy examples' CKA above all its earlier values.{_setup_note(job, 'Difficult examples')} "
+               f"Networks: {_easy_difficult_network(job)}.")
+    save_figure(fig, job.png_path, caption, f"{job.data_source}; network: {_easy_difficult_network(job)}")
 
 
 # --- Figs 6.1, B.4: eigenfunctions of the tangent kernel on the disk task ---
