@@ -167,3 +167,59 @@ def test_every_unevaluated_check_says_why(tmp_path):
     checks = claims({"curves": write(tmp_path, "curves", frames),
                      "networks": write(tmp_path, "nets", network_frames(0.0, -0.05, 0.1))})
     assert all(check.note.startswith("not evaluated") for check in checks if check.passed is None)
+
+
+# --- counter-examples: each check fed data built to violate its statement ---------------------------
+
+def test_logistic_distance_decaying_slower_than_the_gap_fails_k2(tmp_path):
+    rows = pair_rows("lr", 1, {"gap_loss": -1.1, "stability": -1.1, "distance": -0.3, "gap_error": -0.82})
+    distance = by_id(claims({"logistic": write(tmp_path, "lr", [rows])}), "K2")[0]
+    assert distance.passed is False and "b = −0.30" in distance.measured
+
+
+def test_stability_decaying_like_the_gap_fails_k4(tmp_path):
+    """Every trial's stability decays as fast as its gap: the networks' contrast is absent (the trials
+    agree, so the failure is the runs' disagreement with the thesis, not a split)."""
+    frames = [pair_rows(name, trial, {"gap_loss": -0.5, "stability": -0.5, "distance": 0.0,
+                                      "normalised_distance": 0.0})
+              for name, trials in (("1a", (1, 2)), ("2a", (1, 2)), ("2b", (1,))) for trial in trials]
+    checks = claims({"networks": write(tmp_path, "nets", frames)})
+    assert [check.passed for check in by_id(checks, "K4")] == [False] * 3
+    assert all(check.failure_reason == "disagrees" for check in by_id(checks, "K4"))
+    assert by_id(checks, "K5")[0].passed is False  # 2a's stability decreases (m^−0.5)
+
+
+def distance_frames(first: dict, second: dict) -> list[pd.DataFrame]:
+    """1a, 2a (trials 1, 2) and 2b (trial 1) whose first trials' distances follow ``first`` and
+    whose second trials' follow ``second`` (exponents per column); gap and stability as the thesis's."""
+    exponents = {"gap_loss": -0.5, "stability": 0.0, "norm": 0.0}
+    return [pair_rows(name, trial, {**exponents, **(first if trial == 1 else second)})
+            for name, trials in (("1a", (1, 2)), ("2a", (1, 2)), ("2b", (1,))) for trial in trials]
+
+
+def test_a_first_trial_whose_distances_decrease_fails_k7(tmp_path):
+    flat = {"distance": 0.0, "normalised_distance": 0.0}
+    checks = claims({"networks": write(tmp_path, "nets", distance_frames(
+        {"distance": -0.5, "normalised_distance": -0.5}, flat))})
+    assert [check.passed for check in by_id(checks, "K7")] == [False] * 3
+    assert all("b = −0.50" in check.measured for check in by_id(checks, "K7"))
+
+
+def test_a_further_trial_whose_distances_decrease_fails_k8_only(tmp_path):
+    """Trial 1 flat, trial 2 decreasing: Fig 2.3 (trial 1) holds, Fig A.11 (every trial) does not."""
+    flat = {"distance": 0.0, "normalised_distance": 0.0}
+    checks = claims({"networks": write(tmp_path, "nets", distance_frames(
+        flat, {"distance": -0.5, "normalised_distance": -0.5}))})
+    assert [check.passed for check in by_id(checks, "K7")] == [True] * 3
+    k8 = {check.statement.split(":")[0]: check.passed for check in by_id(checks, "K8")}
+    assert k8 == {"configuration 1a": False, "configuration 2a": False, "configuration 2b": True}
+
+
+def test_normalised_distances_that_decrease_fail_k10_while_the_raw_ones_grow(tmp_path):
+    """The raw distances grow with m (the norms grow), but normalising turns the growth into a decrease:
+    Figs 2.3 and A.11 hold, Fig A.13's 'no significant decrease' does not."""
+    growing = {"distance": 0.3, "normalised_distance": -0.5}
+    checks = claims({"networks": write(tmp_path, "nets", distance_frames(growing, growing))})
+    assert all(check.passed is True for check in by_id(checks, "K7") + by_id(checks, "K8"))
+    assert [check.passed for check in by_id(checks, "K10")] == [False] * 3
+    assert all("b = −0.50" in check.measured for check in by_id(checks, "K10"))
