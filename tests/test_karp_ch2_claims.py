@@ -141,15 +141,56 @@ def test_connectivity(tmp_path, dips, connected, ordered):
     assert f"test dip max {dips['1a']:.3f}" in by_id(checks, "K11")[0].measured
 
 
-@pytest.mark.parametrize("dips, reason", [
-    ({"1a": 0.002, "2a": 0.002, "2b": 0.002}, "disagrees"),  # near-identical networks, all dipping alike
-    ({"1a": 0.0, "2a": 0.0, "2b": 0.0}, "regime")])  # no pair dips at all: the pairs never separated
-def test_connectivity_needs_the_1a_2b_contrast(tmp_path, dips, reason):
-    """A small dip passes for any two near-identical networks: 1a is connected only against 2b's loss."""
+def separated_2b(separation: float) -> pd.DataFrame:
+    """2b's first-trial pair rows at the kept sizes, every pair at normalised distance ``separation``."""
+    rows = pair_rows("2b", 1, {"gap_loss": -0.35, "stability": -0.17}, sizes=KEPT)
+    return rows.assign(normalised_distance=separation)
+
+
+@pytest.mark.parametrize("dips", [{"1a": 0.002, "2a": 0.002, "2b": 0.002},  # near-identical networks
+                                  {"1a": 0.0, "2a": 0.0, "2b": 0.0}])  # no pair dips at all
+def test_connectivity_needs_the_1a_2b_contrast(tmp_path, dips):
+    """A small dip passes for any two near-identical networks: 1a is connected only against 2b's loss,
+    and 2b's pairs that separated yet stay connected fail the contrast (with or without the pair rows)."""
     frames = [curve_rows(name, 1, dip) for name, dip in dips.items()] + [curve_rows("1a", 2, dips["1a"])]
-    checks = claims({"curves": write(tmp_path, "curves", frames)})
-    for check in by_id(checks, "K11") + by_id(checks, "K13"):
-        assert check.passed is False and check.failure_reason == reason
+    for inputs in ({}, {"networks": write(tmp_path, "nets", [separated_2b(0.5)])}):
+        checks = claims({"curves": write(tmp_path, "curves", frames), **inputs})
+        for check in by_id(checks, "K11") + by_id(checks, "K12") + by_id(checks, "K13"):
+            assert check.passed is False and check.failure_reason == "disagrees"
+
+
+def test_connectivity_is_not_evaluated_where_2b_pairs_never_separated(tmp_path):
+    """2b's pairs stay within 3% of their norm of each other: 2b cannot lose connectivity, so the
+    contrast is not evaluated (the note gives the measured distances), whatever the dips."""
+    frames = [curve_rows(name, 1, 0.0) for name in ("1a", "2a", "2b")] + [curve_rows("1a", 2, 0.0)]
+    checks = claims({"curves": write(tmp_path, "curves", frames),
+                     "networks": write(tmp_path, "nets", [separated_2b(0.03)])})
+    contrasts = by_id(checks, "K11") + by_id(checks, "K12") + by_id(checks, "K13")
+    assert len(contrasts) == 3 * len(KEPT)
+    assert all(check.passed is None and "barely leave" in check.note and "trial 1 0.030" in check.note
+               for check in contrasts)
+
+
+def test_exponents_are_not_evaluated_on_pairs_that_never_separated(tmp_path):
+    """The pairs of every configuration stay within a tenth of their norm (median 0.05 at the largest
+    m): K4-K6 are not evaluated, while K7 and K10 (the distances' own statements) still fail."""
+    frames = [pair_rows(name, trial, {"gap_loss": -0.5, "stability": -0.5, "distance": -0.5,
+                                      "normalised_distance": -0.5})
+              for name, trials in (("1a", (1, 2)), ("2a", (1, 2)), ("2b", (1,))) for trial in trials]
+    checks = claims({"networks": write(tmp_path, "nets", frames)})
+    for check in by_id(checks, "K4") + by_id(checks, "K5") + by_id(checks, "K6"):
+        assert check.passed is None and "barely leave" in check.note and "m = 800" in check.note
+    assert all(check.passed is False for check in by_id(checks, "K7") + by_id(checks, "K10"))
+
+
+def test_a_separated_failing_trial_is_not_rescued_by_an_unseparated_one(tmp_path):
+    """Trial 1 separated and failing (stability as fast as the gap), trial 2 barely separated: Fig A.2
+    fails on trial 1."""
+    failing = {"gap_loss": -0.5, "stability": -0.5, "distance": 0.0, "normalised_distance": 0.0}
+    close = {"gap_loss": -0.5, "stability": 0.0, "distance": -0.5, "normalised_distance": -0.5}
+    checks = claims({"networks": write(tmp_path, "nets", [pair_rows("1a", 1, failing), pair_rows("1a", 2, close)])})
+    a2 = next(check for check in by_id(checks, "K6") if check.figure == "fig_A_2")
+    assert a2.passed is False and by_id(checks, "K4")[0].passed is False
 
 
 def test_sweep_is_informative(tmp_path):
