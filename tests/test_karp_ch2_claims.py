@@ -115,7 +115,7 @@ def test_a_failing_trial_fails_its_figure_and_shows_its_number(tmp_path):
     a2 = next(check for check in by_id(checks, "K6") if check.figure == "fig_A_2")
     assert a2.passed is False and a2.failure_reason == "regime" and "trials split" in a2.note  # 1a: +0.15, 0.0
     assert by_id(checks, "K5")[0].failure_reason == "disagrees"  # 2a's trials agree: the failure stands
-    assert "1 of 2 trials pass" in a2.measured
+    assert "1 of 2 trials meet it" in a2.measured
     assert "0.000 (−0.20 vs −0.20" in a2.measured and "FAILS" in a2.measured
 
 
@@ -180,6 +180,7 @@ def test_exponents_are_not_evaluated_on_pairs_that_never_separated(tmp_path):
     checks = claims({"networks": write(tmp_path, "nets", frames)})
     for check in by_id(checks, "K4") + by_id(checks, "K5") + by_id(checks, "K6"):
         assert check.passed is None and "barely leave" in check.note and "m = 800" in check.note
+    assert all("(pairs not apart)" in check.measured and "FAILS" in check.measured for check in by_id(checks, "K6"))
     assert all(check.passed is False for check in by_id(checks, "K7") + by_id(checks, "K10"))
 
 
