@@ -278,8 +278,8 @@ def appendix_checks(rows: pd.DataFrame, limits: StabilityThresholds) -> list[Cla
             apart = not _unseparated(trial_rows, limits)
             verdicts.append(meets if apart else None)
             passing += meets is True
-            parts.append(f"trial {trial}: {text}" + ("" if meets is not False else " FAILS")
-                         + ("" if apart else " (pairs not apart)"))
+            missed = "" if meets is not False else " FAILS" if apart else " misses it"
+            parts.append(f"trial {trial}: {text}{missed}" + ("" if apart else " (pairs not apart)"))
         split = _trials_disagree(runs, snapshot, limits)
         checks.append(_check(
             "K6", figure, f"configuration {name} at {ITERATION[snapshot]}, every trial: the cross-entropy stability "
