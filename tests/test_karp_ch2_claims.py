@@ -113,8 +113,10 @@ def test_a_failing_trial_fails_its_figure_and_shows_its_number(tmp_path):
     assert by_id(checks, "K5")[0].passed is False
     assert [check.passed for check in by_id(checks, "K4")] == [True, True, True]  # 2a: −0.3 − (−0.5) = +0.2
     a2 = next(check for check in by_id(checks, "K6") if check.figure == "fig_A_2")
-    assert a2.passed is False and a2.failure_reason == "regime" and "trials split" in a2.note  # 1a: +0.15, 0.0
-    assert by_id(checks, "K5")[0].failure_reason == "disagrees"  # 2a's trials agree: the failure stands
+    # 1a: +0.15, 0.0 on pairs that separated: the split is shown, and the failure stands
+    assert a2.passed is False and a2.failure_reason == "disagrees" and "trials split" in a2.note
+    assert "trial 1 +0.15, trial 2 +0.00" in a2.note
+    assert by_id(checks, "K5")[0].failure_reason == "disagrees"
     assert "1 of 2 trials meet it" in a2.measured
     assert "0.000 (−0.20 vs −0.20" in a2.measured and "FAILS" in a2.measured
 
