@@ -10,17 +10,17 @@ id   figure    statement (the check)
 K1   fig_2_1   logistic regression: stability tracks the logistic gap (|b_β − b_gap| ≤ 0.15, both ≤ −0.8)
 K2   fig_2_1   logistic regression: ‖A(S) − A(S′)‖ decays like the gap (b ≤ −0.8)
 K3   fig_2_1   logistic regression: 0-1 gap m^−0.82 (informative: the thesis's frame of reference)
-K4   fig_2_2   networks, trial 1: stability decays markedly slower than the CE gap (b_β − b_gap ≥ +0.08)
-K5   fig_2_2   configuration 2a: stability does not decrease (b_β ≥ −0.05)
+K4   fig_2_2   networks, trial 1: stability decays markedly slower than the CE gap (b_β − b_gap ≥ +0.08)*
+K5   fig_2_2   configuration 2a: stability does not decrease (b_β ≥ −0.05)*
 K6   fig_A_2   K4 for every trial: A.2-A.4 at the main snapshot, A.5-A.7 early, A.8-A.10 late
-     … A_10    (one check per figure, every trial's number shown)
+     … A_10    (one check per figure, every trial's number shown)*
 K7   fig_2_3   networks, trial 1: distances do not decrease with m (b ≥ −0.1)
 K8   fig_A_11  K7 for every trial (one check per configuration)
 K9   fig_A_12  ‖A(S)‖ against m (informative: the thesis states no criterion on the norms)
 K10  fig_A_13  normalised distance: no significant decrease with m (b ≥ −0.1)
-K11  fig_2_4   1a linearly connected, 2b not: 1a's max dip on α ∈ [0, 1] ≤ 0.02 < 2b's (per kept size)
-K12  fig_2_4   connectivity ordering 1a > 2a > 2b: median dip 1a < 2a < 2b (per kept size)
-K13  fig_A_14  K11's contrast for 1a's other trials (against 2b's first trial, per trial and size)
+K11  fig_2_4   1a linearly connected, 2b not: 1a's max dip on α ∈ [0, 1] ≤ 0.02 < 2b's (per kept size)†
+K12  fig_2_4   connectivity ordering 1a > 2a > 2b: median dip 1a < 2a < 2b (per kept size)†
+K13  fig_A_14  K11's contrast for 1a's other trials (against 2b's first trial, per trial and size)†
 K14  fig_A_15  2a's other trials "slightly decreasing" (informative: the dips beside 1a's)
 K15  fig_A_1   the gap's rate differs across regions of m (informative: exponents and half-range slopes)
 K16  fig_2_1/2 trap C2-4: how often β̂ is attained at the swapped-in point z (informative)
@@ -29,6 +29,14 @@ K16  fig_2_1/2 trap C2-4: how often β̂ is attained at the swapped-in point z (
 Decisions where the thesis gives no number (DEFAULTs): "not decreasing" reads as a fitted exponent
 ≥ −0.1 (K7, K8, K10); the 0-1 gap (K3), the norms (K9), 2a's further trials (K14) and the sweep
 (K15) carry no verdict, since the thesis offers them as a frame of reference or description only.
+
+The regime (detected from the runs): the thesis's exponents and its connectivity contrast are
+those of networks whose pairs leave their shared trajectory, A(S′) ending in a network apart from
+A(S). Where a trial's pairs barely do (median ‖A(S) − A(S′)‖ / mean norm below 0.1 at the largest
+m, DEFAULT), β̂ measures z's direct pushes on one trajectory and 2b cannot lose connectivity: the
+checks marked * (on that trial) and † (on 2b's pairs at the size) are not evaluated, with the
+distances in the note. K7, K8 and K10, which state that the pairs do not come together with m,
+stay evaluated on the same runs.
 """
 
 from __future__ import annotations
@@ -62,6 +70,9 @@ class StabilityThresholds:
     flat_stability: float = -0.05  # K5: 2a's b_stability at least this
     no_decrease: float = -0.1  # K7, K8, K10: the distance exponents at least this (DEFAULT)
     connected_dip: float = 0.02  # K11, K13: test accuracy at most this below the lower endpoint
+    # K4-K6, K11-K13: the pairs have left their shared trajectory where the median normalised
+    # distance ‖A(S) − A(S′)‖ / mean norm reaches this (DEFAULT: A(S′) a tenth of the norm away)
+    separated: float = 0.1
 
 
 THRESHOLDS = {"quick": StabilityThresholds(), "paper": StabilityThresholds()}
@@ -91,7 +102,8 @@ def stability_claims(job: ClaimsJob) -> list[ClaimCheck]:
         checks += (network_checks(networks, spec, limits) + appendix_checks(networks, limits)
                    + distance_checks(networks, spec, limits) + at_z_checks(networks, "fig_2_2"))
     if job.inputs.get("curves"):
-        checks += connectivity_checks(read_rows(job.inputs["curves"]), spec, limits)
+        networks = read_rows(job.inputs["networks"]) if job.inputs.get("networks") else None
+        checks += connectivity_checks(read_rows(job.inputs["curves"]), spec, limits, networks)
     if job.inputs.get("sweep") or job.inputs.get("sweep_pairs"):
         sweep = sweep_rows({"sweep": job.inputs.get("sweep", []), "pairs": job.inputs.get("sweep_pairs", [])},
                            spec["sweep"]["samples"], spec["sweep"]["sizes"])
@@ -134,6 +146,11 @@ def _all(verdicts: list) -> bool | None:
     return None if not verdicts or None in verdicts else all(verdicts)
 
 
+def _failing_first(verdicts: list) -> bool | None:
+    """False where any verdict fails (an unevaluated trial cannot rescue a failing one), else ``_all``."""
+    return False if False in verdicts else _all(verdicts)
+
+
 def _first_trial(spec: dict, configuration: str) -> int:
     return configurations(spec)[configuration]["trials"][0]
 
@@ -144,6 +161,27 @@ def _runs(rows: pd.DataFrame, configuration: str) -> pd.DataFrame:
 
 def _present(rows: pd.DataFrame) -> list[str]:
     return [name for name in NETWORKS if name in set(rows["configuration"])]
+
+
+def _separation(rows: pd.DataFrame, m: int | None = None) -> pd.Series:
+    """Per trial: the median normalised pair distance at size ``m`` (the largest for None)."""
+    m = rows["m"].max() if m is None else m
+    return rows[rows["m"] == m].groupby("trial")["normalised_distance"].median()
+
+
+def _unseparated(rows: pd.DataFrame, limits: StabilityThresholds, m: int | None = None) -> str:
+    """The note of a check left unevaluated because its pairs barely leave their shared trajectory
+    (median normalised distance below ``limits.separated`` at size ``m``, the largest for None, in
+    any trial of ``rows``); empty where every trial's pairs separate (or no rows)."""
+    medians = _separation(rows, m) if len(rows) else pd.Series(dtype=float)
+    if medians.empty or (medians >= limits.separated).all():
+        return ""
+    size = rows["m"].max() if m is None else m
+    return ("not evaluated at this scale: the pairs barely leave their shared trajectory (median "
+            f"‖A(S) − A(S′)‖ / mean norm at m = {size}: " + ", ".join(
+                f"trial {trial} {value:.3f}" for trial, value in medians.items()) +
+            f"; below {limits.separated:g}), so β̂ and the interpolation measure z's pushes on one trajectory, "
+            "not the separated networks the thesis's statement is about")
 
 
 # --- Fig 2.1: logistic regression ---------------------------------------------------------------------
@@ -185,17 +223,16 @@ def _slower(rows: pd.DataFrame) -> tuple[float, str]:
 
 
 def _trials_disagree(rows: pd.DataFrame, snapshot: str, limits: StabilityThresholds) -> str:
-    """A note where the configuration's trials split on K4's criterion: then the exponent is not
-    resolved by these runs (the pairs barely leave their shared trajectory), and a failure is the
-    run's, not the thesis's. Empty where the trials agree (or there is one)."""
+    """A note where the configuration's trials split on K4's criterion, with each trial's number
+    (informative: a split on pairs that separated is a failure like any other; where they did not,
+    the checks are not evaluated, ``_unseparated``). Empty where the trials agree (or there is one)."""
     runs = at_snapshot(rows, snapshot)
     differences = {trial: _slower(trial_rows)[0] for trial, trial_rows in runs.groupby("trial")}
     verdicts = {difference >= limits.slower_by for difference in differences.values() if np.isfinite(difference)}
     if len(verdicts) < 2:
         return ""
     return ("the trials split on this criterion (b_stability − b_gap " + ", ".join(
-        f"trial {trial} {_num(value)}" for trial, value in differences.items()) + "): these short runs, whose pairs "
-        "barely leave their shared trajectory, do not resolve the exponent")
+        f"trial {trial} {_num(value)}" for trial, value in differences.items()) + ")")
 
 
 def network_checks(rows: pd.DataFrame, spec: dict, limits: StabilityThresholds) -> list[ClaimCheck]:
@@ -207,19 +244,22 @@ def network_checks(rows: pd.DataFrame, spec: dict, limits: StabilityThresholds) 
             continue
         difference, text = _slower(main)
         error = exponent_summary(main, "gap_error")
+        unseparated = _unseparated(main, limits)
         split = _trials_disagree(_runs(rows, name), MAIN, limits)
-        regime = {"failure_reason": "regime" if split else None, "note": split}
+        regime = {"note": unseparated or split}
         checks.append(_check(
             "K4", "fig_2_2", f"configuration {name}: the cross-entropy stability decays markedly slower than the "
             f"cross-entropy gap (thesis: {THESIS_NETWORKS[name]})",
             f"trial {trial}, {ITERATION[MAIN]}: b_stability − b_gap ≥ {_num(limits.slower_by)}",
-            f"{text}; 0-1 gap {_fit_text(error)}", _verdict([difference], difference >= limits.slower_by), **regime))
+            f"{text}; 0-1 gap {_fit_text(error)}",
+            None if unseparated else _verdict([difference], difference >= limits.slower_by), **regime))
         if name == "2a":
             stability = exponent_summary(main, "stability")
             checks.append(_check(
                 "K5", "fig_2_2", "configuration 2a: the cross-entropy stability does not decrease with m",
                 f"trial {trial}, {ITERATION[MAIN]}: b_stability ≥ {_limit(limits.flat_stability)}", _fit_text(stability),
-                _verdict([stability["b"]], stability["b"] >= limits.flat_stability), **regime))
+                None if unseparated else _verdict([stability["b"]], stability["b"] >= limits.flat_stability),
+                **regime))
     return checks
 
 
@@ -230,19 +270,22 @@ def appendix_checks(rows: pd.DataFrame, limits: StabilityThresholds) -> list[Cla
         runs = at_snapshot(_runs(rows, name), snapshot)
         if runs.empty:
             continue
-        verdicts, parts = [], []
+        verdicts, parts, passing = [], [], 0
         for trial, trial_rows in runs.groupby("trial"):
             difference, text = _slower(trial_rows)
-            verdicts.append(_verdict([difference], difference >= limits.slower_by))
-            parts.append(f"trial {trial}: {text}" + ("" if verdicts[-1] is not False else " FAILS"))
-        passing = sum(verdict is True for verdict in verdicts)
+            meets = _verdict([difference], difference >= limits.slower_by)
+            apart = not _unseparated(trial_rows, limits)
+            verdicts.append(meets if apart else None)
+            passing += meets is True
+            missed = "" if meets is not False else " FAILS" if apart else " misses it"
+            parts.append(f"trial {trial}: {text}{missed}" + ("" if apart else " (pairs not apart)"))
         split = _trials_disagree(runs, snapshot, limits)
         checks.append(_check(
             "K6", figure, f"configuration {name} at {ITERATION[snapshot]}, every trial: the cross-entropy stability "
             "has a dependence on m not comparable to the gap's (roughly consistent with trial 1)",
             f"every trial: b_stability − b_gap ≥ {_num(limits.slower_by)}",
-            f"{passing} of {len(verdicts)} trials pass; " + "; ".join(parts), _all(verdicts),
-            failure_reason="regime" if split else None, note=split))
+            f"{passing} of {len(verdicts)} trials meet it; " + "; ".join(parts), _failing_first(verdicts),
+            note=_unseparated(runs, limits) if _failing_first(verdicts) is None else split))
     return checks
 
 
@@ -309,9 +352,24 @@ def _dip_text(test: pd.Series, train: pd.Series) -> str:
             f"(train dip max {train.max():.3f})")
 
 
-def connectivity_checks(curves: pd.DataFrame, spec: dict, limits: StabilityThresholds) -> list[ClaimCheck]:
+def connectivity_checks(curves: pd.DataFrame, spec: dict, limits: StabilityThresholds,
+                        networks: pd.DataFrame | None = None) -> list[ClaimCheck]:
+    """K11-K14 on the interpolation curves; ``networks`` (the pair rows) tell whether 2b's pairs left
+    their shared trajectory at each kept size (without them every contrast is evaluated)."""
     dips = _dips(curves)
-    return _connected_first(dips, spec, limits) + _ordering(dips, spec) + _further_trials(dips, spec, limits)
+    apart = _apart_2b(networks, spec, limits)
+    return (_connected_first(dips, spec, limits, apart) + _ordering(dips, spec, apart)
+            + _further_trials(dips, spec, limits, apart))
+
+
+def _apart_2b(networks: pd.DataFrame | None, spec: dict, limits: StabilityThresholds):
+    """m → the note of an unevaluated contrast where 2b's first-trial pairs at m barely separated
+    at the main snapshot ("" where they did, or where no pair rows say)."""
+    if networks is None or "2b" not in configurations(spec):
+        return lambda m: ""
+    main = at_snapshot(_runs(networks, "2b"), MAIN)
+    main = main[main["trial"] == _first_trial(spec, "2b")]
+    return lambda m: _unseparated(main, limits, m) if m in set(main["m"]) else ""
 
 
 def _sizes(dips: dict, name: str, trial: int) -> list[int]:
@@ -322,41 +380,31 @@ def _max_dip(dips: dict, name: str, trial: int, m: int) -> float:
     return float(dips[(name, trial, m)][0].max())
 
 
-def _no_dip_anywhere(dips: dict) -> bool:
-    """No configuration's median pair dips at all: the pairs never left their shared trajectory, so
-    the runs did not reach the regime where connectivity can be lost (detected from the data)."""
-    return all(float(test.median()) == 0.0 for test, _ in dips.values())
-
-
-_UNSEPARATED = ("the 2b pairs do not lose connectivity at this scale: every configuration's median dip is 0, "
-                "the pairs barely leave their shared trajectory (short runs, decayed learning rate)")
-
-
 def _contrast_check(claim_id: str, figure: str, dips: dict, trial_1a: int, trial_2b: int, m: int,
-                    limits: StabilityThresholds, statement: str) -> ClaimCheck:
-    """1a stays connected while 2b, on the same m, does not: 1a's max dip ≤ the limit < 2b's."""
+                    limits: StabilityThresholds, statement: str, apart) -> ClaimCheck:
+    """1a stays connected while 2b, on the same m, does not: 1a's max dip ≤ the limit < 2b's; not
+    evaluated where 2b's pairs barely separated (``apart(m)``'s note)."""
     dip_1a, dip_2b = _max_dip(dips, "1a", trial_1a, m), _max_dip(dips, "2b", trial_2b, m)
     passed = dip_1a <= limits.connected_dip < dip_2b
     return _check(
         claim_id, figure, statement,
         f"m = {m}: 1a (trial {trial_1a}) max test-accuracy dip on α ∈ [0, 1] ≤ {limits.connected_dip:g} and 2b's "
         f"(trial {trial_2b}) max dip > {limits.connected_dip:g} (the thesis's contrast: 2b loses connectivity)",
-        f"1a: {_dip_text(*dips[('1a', trial_1a, m)])}; 2b: {_dip_text(*dips[('2b', trial_2b, m)])}", bool(passed),
-        failure_reason="regime" if _no_dip_anywhere(dips) else None,
-        note=_UNSEPARATED if _no_dip_anywhere(dips) else "")
+        f"1a: {_dip_text(*dips[('1a', trial_1a, m)])}; 2b: {_dip_text(*dips[('2b', trial_2b, m)])}",
+        None if apart(m) else bool(passed), note=apart(m))
 
 
-def _connected_first(dips: dict, spec: dict, limits: StabilityThresholds) -> list[ClaimCheck]:
+def _connected_first(dips: dict, spec: dict, limits: StabilityThresholds, apart) -> list[ClaimCheck]:
     if not {"1a", "2b"} <= set(configurations(spec)):
         return []
     trial_1a, trial_2b = _first_trial(spec, "1a"), _first_trial(spec, "2b")
     sizes = sorted(set(_sizes(dips, "1a", trial_1a)) & set(_sizes(dips, "2b", trial_2b)))
     return [_contrast_check("K11", "fig_2_4", dips, trial_1a, trial_2b, m, limits,
                             "configuration 1a: non-decreasing accuracy between W_S and W_S′ (linearly connected), "
-                            "while 2b's accuracy decreases significantly along the path") for m in sizes]
+                            "while 2b's accuracy decreases significantly along the path", apart) for m in sizes]
 
 
-def _ordering(dips: dict, spec: dict) -> list[ClaimCheck]:
+def _ordering(dips: dict, spec: dict, apart) -> list[ClaimCheck]:
     if not all(name in configurations(spec) for name in NETWORKS):
         return []
     trials = {name: _first_trial(spec, name) for name in NETWORKS}
@@ -369,13 +417,11 @@ def _ordering(dips: dict, spec: dict) -> list[ClaimCheck]:
             "2b significantly decreasing accuracy along the path",
             f"first trials, m = {m}: median test-accuracy dip over the pairs 1a < 2a < 2b (strict)",
             "medians " + ", ".join(f"{name} {medians[name]:.3f}" for name in NETWORKS),
-            bool(medians["1a"] < medians["2a"] < medians["2b"]),
-            failure_reason="regime" if _no_dip_anywhere(dips) else None,
-            note=_UNSEPARATED if _no_dip_anywhere(dips) else ""))
+            None if apart(m) else bool(medians["1a"] < medians["2a"] < medians["2b"]), note=apart(m)))
     return checks
 
 
-def _further_trials(dips: dict, spec: dict, limits: StabilityThresholds) -> list[ClaimCheck]:
+def _further_trials(dips: dict, spec: dict, limits: StabilityThresholds, apart) -> list[ClaimCheck]:
     checks = []
     for name in ("1a", "2a"):
         for trial in configurations(spec).get(name, {}).get("trials", [])[1:]:
@@ -388,7 +434,7 @@ def _further_trials(dips: dict, spec: dict, limits: StabilityThresholds) -> list
                 checks += [_contrast_check(
                     "K13", "fig_A_14", dips, trial, trial_2b, m, limits,
                     "configuration 1a, further trials: roughly non-decreasing accuracy along the path, against 2b's "
-                    "significant decrease") for m in sizes if ("2b", trial_2b, m) in dips]
+                    "significant decrease", apart) for m in sizes if ("2b", trial_2b, m) in dips]
             else:
                 beside = [f"1a m = {m}: median {dips[('1a', trial, m)][0].median():.3f}"
                           for m in sizes if ("1a", trial, m) in dips]
