@@ -5,13 +5,19 @@ Hand-built frames only: no training."""
 import numpy as np
 import pandas as pd
 
-from linearlens.analysis.george_thesis.ch4 import stalled, time_envelope
+from linearlens.analysis.george_thesis.ch4 import setting_envelopes, stalled, time_envelope
 from linearlens.claims.george_thesis.ch4 import (
     AUTOENCODER_THRESHOLDS,
     CIFAR_THRESHOLDS,
     _amortisation_checks,
+    _generalisation_check,
+    _ordering_check,
     _per_epoch_checks,
     _schedule_check,
+    _time_check,
+    batch_size_consistency_check,
+    batch_size_iteration_check,
+    batch_size_trend_check,
     spectrum_divergence_check,
     spectrum_tracking_check,
 )
@@ -113,3 +119,97 @@ def test_amortisation_is_not_evaluated_against_a_kfac_on_its_plateau(tmp_path):
     search.loc[search["optimiser"] == "kfac", "train_loss"] = 27.0  # KFAC on its plateau throughout
     check = _amortisation_checks(job, spec, search)[0]
     assert check.passed is None and check.note.startswith("not evaluated")
+
+
+def cnn_envelopes(curves: dict[tuple[str, int], list[float]]):
+    """Per-epoch envelopes of one run per (optimiser, batch size), ``steps`` an epoch = 100 / batch size."""
+    frame = pd.concat([curve(f"{name}{size}", name, losses, batch_size=size, halve_every=np.nan,
+                             step=[epoch * 100 // size for epoch in range(len(losses))])
+                       for (name, size), losses in curves.items()], ignore_index=True)
+    return setting_envelopes(frame, list(curves))
+
+
+def test_per_epoch_ordering_fails_where_a_baseline_is_lower():
+    """Counter-example to "EKFAC yields better optimisation than KFAC and the SGD baselines per epoch" (Fig 4.5,
+    and Fig 4.6's EKFAC-ra): below KFAC throughout but above SGD + BN at every epoch fails."""
+    limits = CIFAR_THRESHOLDS["quick"]
+    envelopes = cnn_envelopes({("ekfac", 20): [4, 2, 1, 0.5], ("kfac", 20): [4, 3, 2, 1],
+                               ("sgd_bn", 10): [4, 1, 0.4, 0.1]})
+    check = _ordering_check(envelopes, "EKFAC, batch 20", ["KFAC, batch 20", "SGD + BN, batch 10"], limits,
+                            "fig_4_5", "EKFAC better per epoch")
+    assert check.passed is False and "SGD + BN, batch 10 0/3" in check.measured
+    assert _ordering_check(envelopes, "EKFAC, batch 20", ["KFAC, batch 20"], limits, "fig_4_5", "").passed is True
+
+
+def test_generalisation_fails_when_the_validation_error_is_worse_than_the_baselines():
+    """Counter-example to "models trained with EKFAC maintain good generalisation": a best validation error
+    10 points above the best first-order baseline's fails; within the margin holds."""
+    def runs(ekfac_error):
+        return pd.concat([curve("e", "ekfac", [2, 1], val_error=[0.9, ekfac_error], halve_every=np.nan),
+                          curve("s", "sgd", [2, 1], val_error=[0.9, 0.3], halve_every=np.nan),
+                          curve("b", "sgd_bn", [2, 1], val_error=[0.9, 0.05], halve_every=np.nan)])
+    baselines = [("sgd", 20), ("sgd_bn", 20)]
+    limits = CIFAR_THRESHOLDS["quick"]
+    assert _generalisation_check(runs(0.15), ("ekfac", 20), baselines, limits, "fig_4_5").passed is False
+    assert _generalisation_check(runs(0.06), ("ekfac", 20), baselines, limits, "fig_4_5").passed is True
+
+
+def test_batch_size_trend_fails_when_the_gain_grows_as_the_batch_shrinks():
+    """Counter-example to Fig A.1's "EKFAC's gain over KFAC diminishes as the batch size gets smaller": the
+    largest gain at the smallest batch fails; gains rising with the batch size hold."""
+    kfac = [4, 3, 2, 1]
+    shrinking = cnn_envelopes({("kfac", 10): kfac, ("ekfac", 10): [4, 1, 0.5, 0.2], ("kfac", 20): kfac,
+                               ("ekfac", 20): [4, 2, 1, 0.5], ("kfac", 50): kfac, ("ekfac", 50): [4, 2.5, 1.5, 0.8]})
+    check = batch_size_trend_check(shrinking)
+    assert check.passed is False and "batch 10 +" in check.measured and "steps" in check.measured
+    growing = cnn_envelopes({("kfac", 10): kfac, ("ekfac", 10): [4, 2.5, 1.5, 0.8], ("kfac", 20): kfac,
+                             ("ekfac", 20): [4, 2, 1, 0.5], ("kfac", 50): kfac, ("ekfac", 50): [4, 1, 0.5, 0.2]})
+    assert batch_size_trend_check(growing).passed is True
+
+
+def test_batch_size_consistency_fails_where_kfac_wins_at_one_batch_size():
+    """Counter-example to Fig A.3's "EKFAC's gain over KFAC remains consistent across batch sizes": EKFAC
+    below KFAC at two batch sizes but above it at the third fails, though its mean log gain over all three
+    is positive."""
+    kfac = [4, 3, 2, 1]
+    limits = CIFAR_THRESHOLDS["quick"]
+    mixed = cnn_envelopes({("kfac", 10): kfac, ("ekfac", 10): [4, 0.5, 0.2, 0.1], ("kfac", 20): kfac,
+                           ("ekfac", 20): [4, 2, 1, 0.5], ("kfac", 50): kfac, ("ekfac", 50): [4, 3.2, 2.2, 1.1]})
+    check = batch_size_consistency_check(mixed, limits)
+    assert check.passed is False and "batch 50 0/3" in check.measured
+    consistent = cnn_envelopes({(name, size): (kfac if name == "kfac" else [4, 2, 1, 0.5])
+                                for size in (10, 20, 50) for name in ("kfac", "ekfac")})
+    assert batch_size_consistency_check(consistent, limits).passed is True
+
+
+def test_wall_clock_claim_fails_where_a_baseline_is_lower_at_the_common_time():
+    """Counter-example to "EKFAC-ra shows wall-clock improvements over the baselines" (Figs 4.5b, 4.6b), at
+    paper scale where timings count: SGD + BN lower than EKFAC-ra at the longest time both reach fails; at
+    quick scale the numbers are reported, not evaluated."""
+    def timed(sgd_losses):
+        return pd.DataFrame({"setting": ["EKFAC-ra, batch 20"] * 3 + ["SGD + BN, batch 10"] * 3,
+                             "seconds": [1.0, 2.0, 3.0] * 2, "train_loss": [2.0, 1.0, 0.5, *sgd_losses]})
+    statement = "EKFAC-ra shows wall-clock improvements over the baselines"
+    paper, quick = CIFAR_THRESHOLDS["paper"], CIFAR_THRESHOLDS["quick"]
+    slower = _time_check(timed([1.5, 0.4, 0.1]), "EKFAC-ra, batch 20", ["SGD + BN, batch 10"], paper, "fig_4_5",
+                         statement)
+    assert slower.passed is False and "SGD + BN, batch 10 0.1" in slower.measured
+    assert _time_check(timed([2.5, 2.0, 1.5]), "EKFAC-ra, batch 20", ["SGD + BN, batch 10"], paper, "fig_4_5",
+                       statement).passed is True
+    unasserted = _time_check(timed([1.5, 0.4, 0.1]), "EKFAC-ra, batch 20", ["SGD + BN, batch 10"], quick, "fig_4_5",
+                             statement)
+    assert unasserted.passed is None and "paper scale only" in unasserted.note
+
+
+def test_batch_size_gain_per_iteration_fails_when_it_shrinks_with_the_batch():
+    """Counter-example to Fig A.2a's "EKFAC shows optimisation benefits over KFAC as we increase the batch size"
+    (per iteration): at matched iterations the smallest batch's gain the largest fails; rising holds. Steps
+    are logged at epoch ends, 10, 5 and 2 an epoch, so the comparison interpolates between them."""
+    kfac = [4, 3, 2, 1]
+    shrinking = cnn_envelopes({("kfac", 10): kfac, ("ekfac", 10): [4, 0.5, 0.2, 0.1], ("kfac", 20): kfac,
+                               ("ekfac", 20): [4, 2, 1, 0.5], ("kfac", 50): kfac, ("ekfac", 50): [4, 2.9, 1.9, 0.9]})
+    check = batch_size_iteration_check(shrinking)
+    assert check.passed is False and "iterations 1 to 6" in check.check
+    growing = cnn_envelopes({("kfac", 10): kfac, ("ekfac", 10): [4, 2.9, 1.9, 0.9], ("kfac", 20): kfac,
+                             ("ekfac", 20): [4, 2, 1, 0.5], ("kfac", 50): kfac, ("ekfac", 50): [4, 0.5, 0.2, 0.1]})
+    assert batch_size_iteration_check(growing).passed is True

@@ -297,7 +297,7 @@ def test_cnn_figures_and_claims_on_the_runs(cnn_runs, tmp_path):
         assert png.stat().st_size > 0 and "SUA" in sidecar["caption"]
         assert sidecar["data_source"].startswith("toy images; network: resnet, ") and "stand-in for ResNet34" in \
             sidecar["data_source"]  # the stand-in network named on the image
-    for claims, count in ((vgg_claims, 6), (resnet_claims, 4)):
+    for claims, count in ((vgg_claims, 7), (resnet_claims, 4)):
         checks = claims(ClaimsJob(cnn_runs, {"thresholds": "quick", "spec": CNN}))
         assert len(checks) == count and all(c.claim_id == "H7" for c in checks)
         unasserted = [c for c in checks if c.passed is None]

@@ -406,8 +406,9 @@ ENTRIES = [
                  "per second, the best run at each time (every run on its own clock); (c) validation error of the run with the best overall validation error."),
     cifar_figure("fig_4_6", "ResNet34 without BatchNorm on CIFAR-10: EKFAC-ra, KFAC, SGD+BN; loss per epoch and "
                  "per second, validation error", "Chapter 4", "resnet",
-                 "Fig 4.6: a residual network without BatchNorm (App. A.3's initialisation) trained by EKFAC-ra, "
-                 "KFAC and EKFAC, and with BatchNorm by SGD; panels as Fig 4.5."),
+                 "Fig 4.6: a residual network without BatchNorm (App. A.3's initialisation) trained by EKFAC-ra "
+                 "and KFAC, and with BatchNorm by SGD, the thesis's three (the group's EKFAC runs are Figs A.3 and "
+                 "A.5's); panels as Fig 4.5."),
     # Chapter 5: lazy vs hasty (appendix C below)
     group_figure("fig_5_1", "Yin-yang toy: training loss of non-linear and linearised runs, and Δloss maps at "
                "three loss thresholds", "Chapter 5", "toy", toy_inputs, data_source=TOY_DATA),

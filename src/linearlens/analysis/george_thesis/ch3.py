@@ -108,6 +108,13 @@ def mean_metric(frame: pd.DataFrame, metric: str) -> pd.DataFrame:
     return chosen.groupby(["epoch", "representation"], sort=False)["value"].mean().unstack()
 
 
+def per_direction(frame: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """A metric per direction v (the solve metrics averaged over the λ grid): (epoch, direction) as rows,
+    representations as columns. Every representation is measured on the same v, so rows pair them."""
+    chosen = frame[frame["metric"] == metric]
+    return chosen.groupby(["epoch", "direction", "representation"], sort=False)["value"].mean().unstack()
+
+
 def model_label(model: dict) -> str:
     """A zoo spec as a name with its settings: "resnet50, small_inputs=True"."""
     return ", ".join([model["name"]] + [f"{key}={value}" for key, value in model.items() if key != "name"])

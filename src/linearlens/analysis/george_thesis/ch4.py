@@ -351,6 +351,15 @@ def batch_size_settings(spec: dict, optimisers=("kfac", "ekfac")) -> list[tuple[
             for size in spec["optimisers"][name].get("batch_sizes", spec["batch_sizes"])]
 
 
+def mean_log_gain_per_step(envelopes: pd.DataFrame, method: str, baseline: str, steps: np.ndarray) -> float:
+    """Mean over ``steps`` (iterations) of log(baseline's envelope loss / method's), each envelope's log loss
+    interpolated between its logged steps: the per-iteration comparison of settings logged at different steps."""
+    def log_loss(setting):
+        rows = envelopes[envelopes["setting"] == setting].sort_values("step")
+        return np.interp(steps, rows["step"], np.log(rows["train_loss"]))
+    return float(np.mean(log_loss(baseline) - log_loss(method)))
+
+
 def mean_log_gain(envelopes: pd.DataFrame, method: str, baseline: str) -> float:
     """Mean over the epochs ≥ 1 both settings reach of log(baseline's envelope loss / method's): > 0 when
     ``method`` is lower on average (how much, in e-folds)."""

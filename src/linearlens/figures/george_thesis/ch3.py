@@ -239,6 +239,12 @@ def _grouped_bars(ax, records: list[dict], frame: pd.DataFrame, metric: str, nam
     ax.set_xticks(np.arange(len(records)), [checkpoint_label(r).replace(" (", "\n(") for r in records], fontsize=8)
 
 
+def _legend_above(fig, ax) -> None:
+    """One legend row above the panels: inside an axes it hides the bars of a checkpoint."""
+    handles, labels = ax.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside upper center", ncols=len(labels), fontsize=8, frameon=False)
+
+
 def _values(frame: pd.DataFrame, metric: str, records: list[dict], names: list[str]) -> str:
     table = mean_metric(frame, metric)
     return "; ".join(f"{checkpoint_label(r)}: " + ", ".join(
@@ -255,7 +261,7 @@ def plot_fig_3_4(job: FigureJob) -> None:
     left.set(yscale="log", ylabel="‖F_approx v − Fv‖ / ‖Fv‖  (lower is better)")
     _grouped_bars(right, records, frame, "mv_cos", names)
     right.set(ylim=(0, 1.02), ylabel="cos(Fv, F_approx v)  (higher is better)")
-    right.legend(fontsize=8, loc="lower right")
+    _legend_above(fig, left)
     caption = (f"{job.caption} Residual ‖F_approx v − Fv‖/‖Fv‖ (left) and cos(Fv, F_approx v) (right). Mean cos: "
                f"{_values(frame, 'mv_cos', records, names)}. Mean residual: "
                f"{_values(frame, 'mv_residual', records, names)}." + _showcase_setup(records, job.params))
@@ -270,7 +276,7 @@ def plot_fig_3_5(job: FigureJob) -> None:
     fig, ax = plt.subplots(figsize=(7, 4.0), layout="constrained")
     _grouped_bars(ax, records, frame, "vTMv_error", names)
     ax.set(yscale="log", ylabel="|vᵀF_approx v − vᵀFv| / |vᵀFv|  (lower is better)")
-    ax.legend(fontsize=8)
+    _legend_above(fig, ax)
     caption = (f"{job.caption} Relative difference |vᵀF_approx v − vᵀFv|/|vᵀFv|; lower is better (the thesis's "
                f"caption says higher, a slip). Mean: {_values(frame, 'vTMv_error', records, names)}."
                + _showcase_setup(records, job.params))

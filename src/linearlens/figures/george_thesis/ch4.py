@@ -288,6 +288,15 @@ def plot_fig_4_3(job: FigureJob) -> None:
     save_figure(fig, job.png_path, f"{job.caption} {_training_setup(spec, frame)}", _with_network(job))
 
 
+def _batch_sizes(frame) -> str:
+    """The batch sizes the runs used: one for all, or each optimiser's."""
+    sizes = frame.groupby("optimiser", sort=False)["batch_size"].unique()
+    if len({int(b) for values in sizes for b in values}) == 1:
+        return f"batch size {int(sizes.iloc[0][0])}"
+    return "batch sizes " + "; ".join(f"{_label(o)} {', '.join(str(int(b)) for b in sorted(v))}"
+                                      for o, v in sizes.items())
+
+
 def _training_setup(spec: dict, frame) -> str:
     curvature = {name: settings for name, settings in spec["optimisers"].items() if "method" in settings}
     runs = frame["run"].nunique()
@@ -298,7 +307,7 @@ def _training_setup(spec: dict, frame) -> str:
     return (f"Model: {spec['model']['name']} ({model}), {spec['epochs']} epochs, seed {spec['seed']}; "
             f"{runs} runs searched (η ∈ {spec['grid']['lr']}, ε ∈ {spec['grid']['damping']} for the curvature "
             f"methods, η alone for the others, {spec.get('random_points', 0)} random points around each grid point, "
-            f"batch sizes {spec['batch_sizes']}), {diverged} of them diverged. KFAC/EKFAC recompute every "
+            f"{_batch_sizes(frame)}), {diverged} of them diverged. KFAC/EKFAC recompute every "
             f"{' or '.join(map(str, freqs))} steps on the current minibatch; empirical Fisher (observed targets); "
             f"damping added in the KFE as {' and '.join(damping)} ('kfe': s + ε, Algorithm 1; 'factors': App. A.4). "
             f"Training loss: the objective on the whole training set at each epoch's end. Time: {TIMING_NOTE}.")
@@ -350,6 +359,12 @@ def plot_fig_4_4(job: FigureJob) -> None:
 SETTING_STYLES = ("-", "--", ":", "-.")
 
 
+def _setting_style(optimiser: str, batch_size: int, sizes: list[int]) -> dict:
+    """A setting's line in every panel of a figure: coloured by optimiser, dashed by batch size."""
+    return {"color": OPTIMISER_COLOURS.get(optimiser), "label": f"{_label(optimiser)}, batch {batch_size}",
+            "linestyle": SETTING_STYLES[sizes.index(batch_size) % len(SETTING_STYLES)]}
+
+
 def _setting_panels(axes, frame, settings: list[tuple[str, int]], x_columns=("epoch", "seconds"),
                     scheduled: bool = False) -> None:
     """One curve per setting (optimiser and batch size), coloured by optimiser, dashed by batch size: the best
@@ -358,9 +373,7 @@ def _setting_panels(axes, frame, settings: list[tuple[str, int]], x_columns=("ep
     for ax, x in zip(axes, x_columns):
         envelopes = setting_envelopes(frame, settings, scheduled=scheduled, over_time=x == "seconds")
         for setting, rows in envelopes.groupby("setting", sort=False):
-            optimiser, batch_size = rows["optimiser"].iloc[0], rows["batch_size"].iloc[0]
-            style = {"color": OPTIMISER_COLOURS.get(optimiser), "label": setting,
-                     "linestyle": SETTING_STYLES[sizes.index(batch_size) % len(SETTING_STYLES)]}
+            style = _setting_style(rows["optimiser"].iloc[0], rows["batch_size"].iloc[0], sizes)
             if x == "seconds":
                 ax.step(rows[x], rows["train_loss"], where="post", **style)
             else:
@@ -380,6 +393,11 @@ def _cnn_setup(spec: dict, frame) -> str:
             f"clock); a validation panel shows the run with the best overall validation error.")
 
 
+# The optimisers a figure's thesis version compares, where it shows fewer than its group ran (§4.4.2: "We
+# compare EKFAC-ra with KFAC, and SGD with momentum and BN"; the group's EKFAC runs serve Figs A.3 and A.5).
+THESIS_OPTIMISERS = {"fig_4_6": ("ekfac_ra", "kfac", "sgd_bn")}
+
+
 def plot_main_cifar(job: FigureJob) -> None:
     """Figs 4.5 and 4.6: (a) per-epoch and (b) per-second envelopes of each optimiser at its batch size; (c)
     validation error of each setting's best-validation run."""
@@ -387,7 +405,8 @@ def plot_main_cifar(job: FigureJob) -> None:
     frame = _epoch_rows(read_runs(job.inputs["runs"]))
     apply_style()
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.6), layout="constrained")
-    settings = main_settings(spec)
+    settings = [s for s in main_settings(spec) if s[0] in THESIS_OPTIMISERS.get(job.figure, spec["optimisers"])]
+    sizes = sorted({size for _, size in settings})
     _setting_panels(axes[:2], frame, settings)
     axes[0].set_title("(a) training loss per epoch")
     axes[1].set_title("(b) training loss per second")
@@ -397,9 +416,7 @@ def plot_main_cifar(job: FigureJob) -> None:
         if runs.empty:
             continue
         best = best_validation_runs(runs, column="val_error")
-        axes[2].plot(best["epoch"], best["val_error"], color=OPTIMISER_COLOURS.get(optimiser),
-                     linestyle="--" if batch_size != settings[0][1] else "-",
-                     label=f"{_label(optimiser)}, batch {batch_size}")
+        axes[2].plot(best["epoch"], best["val_error"], **_setting_style(optimiser, batch_size, sizes))
     axes[2].set(xlabel="epoch", ylabel="validation error", title="(c) validation error (best-validation run)")
     axes[2].legend(fontsize=7)
     save_figure(fig, job.png_path, f"{job.caption} {_cnn_setup(spec, frame)}", _with_network(job))
@@ -409,17 +426,28 @@ plot_fig_4_5 = plot_main_cifar
 plot_fig_4_6 = plot_main_cifar
 
 
+def steps_per_epoch(frame: pd.DataFrame, batch_size: int) -> int:
+    """The optimiser steps an epoch takes at ``batch_size``, read from the runs' logged steps."""
+    rows = frame[(frame["batch_size"] == batch_size) & (frame["epoch"] >= 1)]
+    return int(round((rows["step"] / rows["epoch"]).iloc[0]))
+
+
 def plot_batch_sizes(job: FigureJob) -> None:
     """Figs A.1 and A.3: KFAC and EKFAC per epoch at each batch size, one panel per batch size."""
     spec = job.params
     frame = _epoch_rows(read_runs(job.inputs["runs"]))
     settings = batch_size_settings(spec)
     sizes = sorted({size for _, size in settings})
+    freq = spec["optimisers"]["kfac"]["freq"]
     apply_style()
-    fig, axes = plt.subplots(1, len(sizes), figsize=(4.6 * len(sizes), 4.2), layout="constrained", squeeze=False)
+    # one y-axis: EKFAC's gain over KFAC is compared across the batch sizes
+    fig, axes = plt.subplots(1, len(sizes), figsize=(4.6 * len(sizes), 4.2), layout="constrained", squeeze=False,
+                             sharey=True)
     for ax, size in zip(axes[0], sizes):
         _setting_panels([ax], frame, [s for s in settings if s[1] == size], ("epoch",))
-        ax.set_title(f"batch {size}")
+        steps = steps_per_epoch(frame, size)
+        ax.set_title(f"batch {size}: {steps} steps an epoch, KFE and KFAC\nrecomputed every {freq / steps:.3g} "
+                     f"epochs", fontsize=10)
     save_figure(fig, job.png_path, f"{job.caption} {_cnn_setup(spec, frame)}", _with_network(job))
 
 
