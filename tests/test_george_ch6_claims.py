@@ -206,6 +206,11 @@ def test_h17_h18_rank_rising_with_test_accuracy_and_alignment_flat_or_led_by_tra
     layers = pd.DataFrame({"probe": "train", "layer_index": [0, 1, 2, 3], "cka": [0.2, 0.6, 0.7, 0.3]})
     train_rise, test_rise, lead, _ = _cka_checks(run, rows, layers, ALIGNMENT_THRESHOLDS["paper"])
     assert train_rise.passed is False and test_rise.passed is False and lead.passed is False
+    # "Much higher": a test kernel only slightly above the train one at every step is not enough.
+    slightly = rows.assign(train_cka=[0.10, 0.20, 0.15], test_cka=[0.11, 0.22, 0.16])
+    assert _cka_checks(run, slightly, layers, ALIGNMENT_THRESHOLDS["paper"])[2].passed is False
+    much = rows.assign(train_cka=[0.10, 0.20, 0.15], test_cka=[0.11, 0.40, 0.16])
+    assert _cka_checks(run, much, layers, ALIGNMENT_THRESHOLDS["paper"])[2].passed is True
 
 
 def test_h20_depth_runs_still_aligning_when_training_stops_are_not_evaluated(tmp_path):

@@ -166,10 +166,13 @@ def _cka_checks(run, rows, layers, limits) -> list[ClaimCheck]:
             f"(x{gain:.2f}), end {curve.iloc[-1]:.3f}", bool(gain > limits.cka_gain)))
     if run["label_noise"] > 0:
         learning = rows[rows.step <= rows.step[rows.test_accuracy.idxmax()]]
-        lead = float((learning.test_cka - learning.train_cka).mean())
+        peaks = {probe: float(learning[f"{probe}_cka"].max()) for probe in ("train", "test")}
+        ratio = peaks["test"] / peaks["train"] if peaks["train"] > 0 else np.inf
         checks.append(ClaimCheck(
-            "H18", "fig_6_3", f"{name}: during learning the test kernel aligns more than the train kernel",
-            "mean (test CKA - train CKA) up to the test-accuracy peak > 0", f"{lead:+.3f}", bool(lead > 0)))
+            "H18", "fig_6_3", f"{name}: during learning the test kernel's CKA reaches a much higher value than the "
+            "train kernel's", f"peak test CKA / peak train CKA up to the test-accuracy peak ≥ {MUCH_HIGHER:g}",
+            f"test {peaks['test']:.3f} vs train {peaks['train']:.3f} (×{ratio:.2f})", bool(ratio >= MUCH_HIGHER),
+            document_threshold="'a much higher value' (no number stated)"))
     train_layers = layers[layers.probe == "train"]
     peaks = train_layers.groupby("layer_index").cka.max()
     intermediate = peaks.iloc[1:-1]
@@ -183,6 +186,7 @@ def _cka_checks(run, rows, layers, limits) -> list[ClaimCheck]:
     return checks
 
 
+MUCH_HIGHER = 1.5  # "a much higher value" (test over train CKA, Sec 6.2): our reading, the thesis gives no number
 PEAK_FACTOR = 2.0  # "peak when the test accuracy does", on the thesis's log-iteration axis: within a factor 2
 
 
