@@ -17,7 +17,7 @@ from linearlens.analysis.george_thesis.ch3 import (
     normalised_gram,
     quality_frame,
 )
-from linearlens.claims.george_thesis.ch3 import dense_fisher_petabytes
+from linearlens.claims.george_thesis.ch3 import dense_fisher_check, dense_fisher_petabytes
 from linearlens.curvature import FisherSource, build
 from linearlens.experiments.george_thesis.ch3 import (
     ClassContrast,
@@ -48,6 +48,10 @@ def test_the_networks_have_the_sizes_of_the_thesis_and_the_spec():
 def test_h1_a_dense_fim_of_resnet50_needs_2_3_petabytes():
     assert dense_fisher_petabytes(24e6) == pytest.approx(2.304)
     assert round(dense_fisher_petabytes(n_params(resnet50(200))), 1) == 2.3
+    assert dense_fisher_check(24e6, 2.3, 1_954).passed is True
+    # Counter-examples: a wrong total for the thesis's size, and the thesis's total for another size.
+    assert dense_fisher_check(24e6, 3.0, 1_954).passed is False
+    assert dense_fisher_check(48e6, 2.3, 1_954).passed is False
 
 
 FISHER = {"split": "train", "examples": 20, "samples": 3, "mc_seed": 0, "approximation_draws": "same",
