@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
 import pandas as pd
 
 from ..analysis.records import last_records, read_runs
@@ -389,10 +390,12 @@ def unfitted_wide(final: pd.DataFrame, threshold: float, epoch_cap: float | None
     the paper's own rule."""
     wide = final[final["width"] >= PEAK_FACTOR * threshold]
     unfitted = wide[wide["train_accuracy"] < 1.0]
-    capped = unfitted["epoch"] >= epoch_cap if epoch_cap is not None and "epoch" in unfitted else False
-    return (sorted({int(w) for w in unfitted.loc[capped, "width"]}) if epoch_cap is not None else [],
-            sorted({int(w) for w in unfitted.loc[~capped, "width"]}) if epoch_cap is not None else
-            sorted({int(w) for w in unfitted["width"]}))
+    capped = unfitted["epoch"] >= (np.inf if epoch_cap is None else epoch_cap)
+    return _widths(unfitted[capped]), _widths(unfitted[~capped])
+
+
+def _widths(rows: pd.DataFrame) -> list[int]:
+    return sorted({int(width) for width in rows["width"]})
 
 
 def our_epoch_cap(stopping: dict | None) -> float | None:
