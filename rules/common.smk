@@ -15,6 +15,7 @@ os.environ.update(
 )
 sys.path.insert(0, str(SRC))
 
+from linearlens import paths
 from linearlens.canonical import canonical
 from linearlens.code_inputs import import_closure, module_closure
 from linearlens.config import validate_config
@@ -47,8 +48,8 @@ MANIFESTS = {document: importlib.import_module(f"linearlens.manifests.{document}
              for document in ("telescoping", "iterative_linearisation", "george_thesis", "karp_thesis")}
 PAPERS = {document: manifest.TITLE for document, manifest in MANIFESTS.items()}
 FIGURES = {paper: [] for paper in PAPERS}  # PNG targets; PDF and JSON sidecar beside each
-TABLES = {paper: [] for paper in PAPERS}  # CSV targets, results/<paper>/tables/table_<n>.csv
-CLAIMS = {paper: None for paper in PAPERS}  # results/<paper>/claims.json once the paper lands
+TABLES = {paper: [] for paper in PAPERS}  # CSV targets (paths.table)
+CLAIMS = {paper: None for paper in PAPERS}  # the claims file (paths.claims) once the paper lands
 # Outputs only a paper's opt-in target (paper_<paper>_unreleased) builds: they need inputs the
 # workflow cannot make (Karp ch. 5's unreleased checkpoints), so "everything" runs to its end.
 UNRELEASED = {paper: [] for paper in PAPERS}
@@ -61,7 +62,7 @@ TREE_KERNEL_EXTRACTIONS = config.get("tree_kernel_extractions", {})
 if set(NTK_EXTRACTIONS) & set(TREE_KERNEL_EXTRACTIONS):
     raise ValueError("configuration: ntk_extractions and tree_kernel_extractions share the names "
                      f"{sorted(set(NTK_EXTRACTIONS) & set(TREE_KERNEL_EXTRACTIONS))}; both write "
-                     "to results/kernels/<name>/")
+                     "the kernel extraction of that name")
 DOWNLOADED_SOURCES = [n for n, s in SOURCES.items() if s.files]
 OPENML_IDS = [str(s.openml_id) for s in SOURCES.values() if s.openml_id is not None]
 
@@ -114,17 +115,13 @@ def raw_inputs(name):
     return [str(p) for p in raw_paths(spec["source"], spec.get("source_options"))]
 
 
-def prepared(name):
-    return f"results/data/{name}.npz"
-
-
 def datasets_for(paper):
     return [name for name, spec in DATASETS.items() if paper in spec["papers"]]
 
 
 def paper_outputs(paper):
     """Everything a paper's target builds: its datasets, figures and claims file."""
-    outputs = [prepared(name) for name in datasets_for(paper)] + FIGURES[paper]
+    outputs = [paths.prepared(name) for name in datasets_for(paper)] + FIGURES[paper]
     return released(paper, outputs) + ([CLAIMS[paper]] if CLAIMS[paper] else [])
 
 
@@ -136,7 +133,7 @@ def released(paper, outputs):
 def released_datasets():
     """The configured datasets a run without the opt-in targets prepares."""
     unreleased = {output for outputs in UNRELEASED.values() for output in outputs}
-    return [name for name in DATASETS if prepared(name) not in unreleased]
+    return [name for name in DATASETS if paths.prepared(name) not in unreleased]
 
 
 def unreleased_noted(paper):
@@ -148,10 +145,8 @@ def unreleased_noted(paper):
 
 def kernel_outputs():
     """Every configured kernel extraction: kernel and summary."""
-    return [f"results/kernels/{name}/{file}" for name in NTK_EXTRACTIONS
-            for file in ("ntk.npz", "summary.json")] + \
-        [f"results/kernels/{name}/{file}" for name in TREE_KERNEL_EXTRACTIONS
-         for file in ("tree_kernel.npz", "summary.json")]
+    return [paths.kernel(name, file) for name in NTK_EXTRACTIONS for file in ("ntk.npz", "summary.json")] + \
+        [paths.kernel(name, file) for name in TREE_KERNEL_EXTRACTIONS for file in ("tree_kernel.npz", "summary.json")]
 
 
 def threads_for(kind):
@@ -206,7 +201,7 @@ LMC_BRANCHES = branch_runs(LMC) if LMC else {}
 
 def tabular_searches(panel):
     """The search results a panel's runs take their hyper-parameters from (none if not searched)."""
-    return {model: f"results/telescoping/runs/tabular/{panel}/search_{model}.json"
+    return {model: paths.runs("telescoping", "tabular", panel, f"search_{model}.json")
             for model in TABULAR_SEARCH.get("models", [])}
 
 

@@ -1,12 +1,12 @@
 # Raw data into resources/ (downloads run on the submit host, checksummed) and prepared
-# datasets into results/data/ (arrays + provenance).
+# datasets (arrays + provenance: paths.prepared, paths.provenance).
 
 
 rule download_file:
     output:
         "resources/raw/{source}/{filename}",
     log:
-        "results/logs/download_file/{source}/{filename}.log",
+        paths.log("download_file", "{source}", "{filename}"),
     localrule: True
     retries: 1
     threads: 1
@@ -20,7 +20,7 @@ rule fetch_openml:
     output:
         f"resources/raw/openml_{{dataset_id}}/{OPENML_MARKER}",
     log:
-        "results/logs/fetch_openml/{dataset_id}.log",
+        paths.log("fetch_openml", "{dataset_id}"),
     localrule: True
     retries: 1
     threads: 1
@@ -35,15 +35,15 @@ rule prepare_dataset:
         raw=lambda w: raw_inputs(w.name),
         code=lambda w: source_code(DATASETS[w.name]["source"]),
     output:
-        arrays="results/data/{name}.npz",
-        provenance="results/data/{name}.json",
+        arrays=paths.prepared("{name}"),
+        provenance=paths.provenance("{name}"),
     params:
         spec=lambda w: canonical(DATASETS[w.name]),
         source=lambda w: canonical(get_source(DATASETS[w.name]["source"]).record()),
     log:
-        "results/logs/prepare_dataset/{name}.log",
+        paths.log("prepare_dataset", "{name}"),
     benchmark:
-        "results/benchmarks/rules/prepare_dataset/{name}.tsv"
+        paths.job_benchmark("prepare_dataset", "{name}")
     threads: threads_for("data")
     resources:
         mem_mb=8000,  # the first attempt's; SLURM retries raise it (profiles/slurm/config.yaml)

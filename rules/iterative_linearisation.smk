@@ -6,7 +6,7 @@
 
 rule iterative_linearisation_run:
     input:
-        data=lambda w: prepared(IL_EXPERIMENTS[w.experiment]["dataset"]),
+        data=lambda w: paths.prepared(IL_EXPERIMENTS[w.experiment]["dataset"]),
         code=lambda w: script_code("iterative_linearisation_run.py", IL_RUNS[(w.experiment, w.setting)]),
     output:
         records="results/iterative_linearisation/runs/{experiment}/{setting}/seed{seed}.csv",
@@ -35,7 +35,7 @@ rule iterative_linearisation_run:
 rule iterative_linearisation_probe:
     input:
         checkpoints="results/iterative_linearisation/runs/{experiment}/{setting}/seed{seed}.pt",
-        data=lambda w: prepared(IL_EXPERIMENTS[w.experiment]["dataset"]),
+        data=lambda w: paths.prepared(IL_EXPERIMENTS[w.experiment]["dataset"]),
         code=lambda w: script_code("iterative_linearisation_probe.py", IL_EXPERIMENTS[w.experiment]),
     output:
         "results/iterative_linearisation/runs/probes/{experiment}/{setting}/seed{seed}.csv",
@@ -60,7 +60,7 @@ rule iterative_linearisation_probe:
 
 rule iterative_linearisation_damping:
     input:
-        data=lambda w: prepared(IL_DAMPING["dataset"]),
+        data=lambda w: paths.prepared(IL_DAMPING["dataset"]),
         code=script_code("iterative_linearisation_damping.py", IL_DAMPING),
     output:
         summary="results/iterative_linearisation/runs/damping/lambda{damping}.csv",
@@ -82,7 +82,7 @@ rule iterative_linearisation_damping:
 
 rule iterative_linearisation_k1_identity:
     input:
-        data=lambda w: prepared(IL["identity_check"]["dataset"]),
+        data=lambda w: paths.prepared(IL["identity_check"]["dataset"]),
         code=script_code("iterative_linearisation_k1_identity.py", IL.get("identity_check")),
     output:
         "results/iterative_linearisation/runs/identity/k1_vs_ordinary.json",

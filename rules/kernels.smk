@@ -5,12 +5,12 @@ rule benchmark_kernels:
     input:
         code=script_code("benchmark_kernels.py"),
     output:
-        "results/benchmarks/kernels.csv",
+        paths.benchmark("kernels"),
     params:
         settings=canonical(config["benchmarks"]["kernels"]),
         device=config["device"],
     log:
-        "results/logs/benchmark_kernels.log",
+        paths.log("benchmark_kernels"),
     threads: threads_for("benchmark")
     resources:
         **gpu_resources(),
@@ -22,14 +22,14 @@ rule benchmark_kernels:
 
 rule plot_kernel_benchmark:
     input:
-        "results/benchmarks/kernels.csv",
+        paths.benchmark("kernels"),
         code=script_code("plot_kernel_benchmark.py"),
     output:
-        png="results/benchmarks/kernels.png",
-        pdf="results/benchmarks/kernels.pdf",
-        sidecar="results/benchmarks/kernels.json",
+        png=paths.benchmark("kernels", ".png"),
+        pdf=paths.benchmark("kernels", ".pdf"),
+        sidecar=paths.benchmark("kernels", ".json"),
     log:
-        "results/logs/plot_kernel_benchmark.log",
+        paths.log("plot_kernel_benchmark"),
     localrule: True
     threads: 1
     conda:
@@ -42,12 +42,12 @@ rule benchmark_telescoping:
     input:
         code=script_code("benchmark_telescoping.py"),
     output:
-        "results/benchmarks/telescoping.csv",
+        paths.benchmark("telescoping"),
     params:
         settings=canonical(config["benchmarks"].get("telescoping", {"cases": {}, "methods": [], "timeout_s": 1})),
         device=config["device"],
     log:
-        "results/logs/benchmark_telescoping.log",
+        paths.log("benchmark_telescoping"),
     threads: threads_for("train")  # as the training runs it measures
     resources:
         **gpu_resources(),
@@ -61,13 +61,13 @@ rule benchmark_iterative_linearisation:
     input:
         code=script_code("benchmark_iterative_linearisation.py", config["benchmarks"].get("iterative_linearisation")),
     output:
-        "results/benchmarks/iterative_linearisation.csv",
+        paths.benchmark("iterative_linearisation"),
     params:
         settings=canonical(config["benchmarks"].get("iterative_linearisation",
                                           {"cases": {}, "steps": 1, "timeout_s": 1})),
         device=config["device"],
     log:
-        "results/logs/benchmark_iterative_linearisation.log",
+        paths.log("benchmark_iterative_linearisation"),
     threads: threads_for("benchmark")
     resources:
         **gpu_resources(),
@@ -81,13 +81,13 @@ rule benchmark_curvature:
     input:
         code=script_code("benchmark_curvature.py"),
     output:
-        "results/benchmarks/curvature.csv",
+        paths.benchmark("curvature"),
     params:
         settings=canonical(config["benchmarks"].get("curvature", {"models": [], "n": [], "operations": [],
                                                                 "methods": [], "dtype": "float32", "timeout_s": 1})),
         device=config["device"],
     log:
-        "results/logs/benchmark_curvature.log",
+        paths.log("benchmark_curvature"),
     threads: threads_for("benchmark")
     resources:
         **gpu_resources(),
@@ -101,12 +101,12 @@ rule benchmark_optimisers:
     input:
         code=script_code("benchmark_optimisers.py", config["benchmarks"].get("optimisers")),
     output:
-        "results/benchmarks/optimisers.csv",
+        paths.benchmark("optimisers"),
     params:
         settings=canonical(config["benchmarks"].get("optimisers", {"cases": {}, "methods": ["sgd"], "timeout_s": 1})),
         device=config["device"],
     log:
-        "results/logs/benchmark_optimisers.log",
+        paths.log("benchmark_optimisers"),
     threads: threads_for("benchmark")
     resources:
         **gpu_resources(),
@@ -124,7 +124,7 @@ rule benchmarks:
         rules.benchmark_telescoping.output,
         rules.benchmark_iterative_linearisation.output,
         # Karp ch. 3's runs, where the config has them (the rule is in rules/karp_thesis/ch3.smk)
-        ["results/benchmarks/local_signal.csv"] if config.get("karp_thesis", {}).get("ch3", {}).get("images") else [],
+        [paths.benchmark("local_signal")] if config.get("karp_thesis", {}).get("ch3", {}).get("images") else [],
 
 
 # --- kernel extraction: the NTK of any checkpoint on a probe set -------------------------------
@@ -134,11 +134,11 @@ rule init_model:
     input:
         code=lambda w: script_code("init_model.py", config["init_models"][w.model]),
     output:
-        "results/checkpoints/init/{model}.pt",
+        paths.checkpoint("init", "{model}.pt"),
     params:
         spec=lambda w: canonical(config["init_models"][w.model]),
     log:
-        "results/logs/init_model/{model}.log",
+        paths.log("init_model", "{model}"),
     threads: 1
     conda:
         "../envs/torch.yaml"
@@ -149,18 +149,18 @@ rule init_model:
 rule extract_ntk:
     input:
         checkpoint=lambda w: NTK_EXTRACTIONS[w.extraction]["checkpoint"],
-        probe=lambda w: prepared(NTK_EXTRACTIONS[w.extraction]["probe"]["dataset"]),
+        probe=lambda w: paths.prepared(NTK_EXTRACTIONS[w.extraction]["probe"]["dataset"]),
         code=script_code("extract_ntk.py"),
     output:
-        gram="results/kernels/{extraction}/ntk.npz",
-        summary="results/kernels/{extraction}/summary.json",
+        gram=paths.kernel("{extraction}", "ntk.npz"),
+        summary=paths.kernel("{extraction}", "summary.json"),
     params:
         settings=lambda w: canonical(NTK_EXTRACTIONS[w.extraction]),
         device=config["device"],
     log:
-        "results/logs/extract_ntk/{extraction}.log",
+        paths.log("extract_ntk", "{extraction}"),
     benchmark:
-        "results/benchmarks/rules/extract_ntk/{extraction}.tsv"
+        paths.job_benchmark("extract_ntk", "{extraction}")
     threads: threads_for("train")
     resources:
         **gpu_resources(),
@@ -180,17 +180,17 @@ rule kernels:
 
 rule fit_tree_ensemble:
     input:
-        data=lambda w: prepared(TREE_ENSEMBLES[w.ensemble]["dataset"]),
+        data=lambda w: paths.prepared(TREE_ENSEMBLES[w.ensemble]["dataset"]),
         code=script_code("fit_tree_ensemble.py"),
     output:
-        "results/checkpoints/trees/{ensemble}.joblib",
+        paths.checkpoint("trees", "{ensemble}.joblib"),
     params:
         spec=lambda w: canonical(TREE_ENSEMBLES[w.ensemble]),
         device=config["device"],
     log:
-        "results/logs/fit_tree_ensemble/{ensemble}.log",
+        paths.log("fit_tree_ensemble", "{ensemble}"),
     benchmark:
-        "results/benchmarks/rules/fit_tree_ensemble/{ensemble}.tsv"
+        paths.job_benchmark("fit_tree_ensemble", "{ensemble}")
     threads: threads_for("train")
     resources:
         **gpu_resources(),
@@ -203,17 +203,17 @@ rule fit_tree_ensemble:
 rule extract_tree_kernel:
     input:
         ensemble=lambda w: TREE_KERNEL_EXTRACTIONS[w.tree_extraction]["ensemble"],
-        probe=lambda w: prepared(TREE_KERNEL_EXTRACTIONS[w.tree_extraction]["probe"]["dataset"]),
+        probe=lambda w: paths.prepared(TREE_KERNEL_EXTRACTIONS[w.tree_extraction]["probe"]["dataset"]),
         code=script_code("extract_tree_kernel.py"),
     output:
-        kernel="results/kernels/{tree_extraction}/tree_kernel.npz",
-        summary="results/kernels/{tree_extraction}/summary.json",
+        kernel=paths.kernel("{tree_extraction}", "tree_kernel.npz"),
+        summary=paths.kernel("{tree_extraction}", "summary.json"),
     params:
         settings=lambda w: canonical(TREE_KERNEL_EXTRACTIONS[w.tree_extraction]),
     log:
-        "results/logs/extract_tree_kernel/{tree_extraction}.log",
+        paths.log("extract_tree_kernel", "{tree_extraction}"),
     benchmark:
-        "results/benchmarks/rules/extract_tree_kernel/{tree_extraction}.tsv"
+        paths.job_benchmark("extract_tree_kernel", "{tree_extraction}")
     threads: 1
     conda:
         "../envs/torch.yaml"

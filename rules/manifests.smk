@@ -24,7 +24,7 @@ for document in PAPERS:
                 scale=config["scale"],
                 **({"data_source": entry.data_source} if entry.data_source else {}),
             log:
-                f"results/logs/{document}/plot_{entry.id}.log",
+                paths.log(document, f"plot_{entry.id}"),
             localrule: True
             threads: 1
             conda:
@@ -43,13 +43,13 @@ for document in PAPERS:
                 **dict(claim_set_files(document).values()),
                 code=function_code("check_claims.py", *[s.function for s in configured_claim_sets(document)]),
             output:
-                f"results/{document}/claims.json",
+                paths.claims(document),
             params:
                 claim_sets=canonical(claim_set_params(document)),
                 document=document,
                 scale=config["scale"],
             log:
-                f"results/logs/{document}/claims.log",
+                paths.log(document, "claims"),
             localrule: True
             threads: 1
             conda:
@@ -57,4 +57,4 @@ for document in PAPERS:
             script:
                 "../src/scripts/check_claims.py"
 
-        CLAIMS[document] = f"results/{document}/claims.json"
+        CLAIMS[document] = paths.claims(document)

@@ -4,7 +4,7 @@
 # with; `snakemake rehearse_gpu` measures the heavy families' steps on a GPU for it.
 
 PAPER_CONFIG = os.path.relpath(Path(workflow.basedir) / "config" / "paper.yaml")
-REHEARSE_GPU_CSV = "results/benchmarks/rehearse_gpu.csv"
+REHEARSE_GPU_CSV = paths.benchmark("rehearse_gpu")
 
 
 rule paper_plan:
@@ -16,10 +16,10 @@ rule paper_plan:
         rules=sorted(os.path.relpath(path) for path in (Path(workflow.basedir) / "rules").rglob("*.smk")),
         code=script_code("paper_plan.py"),
     output:
-        table="results/plan/paper_plan.csv",
-        markdown="results/plan/paper_plan.md",
+        table=paths.plan("paper_plan.csv"),
+        markdown=paths.plan("paper_plan.md"),
     log:
-        "results/logs/plan/paper_plan.log",
+        paths.log("plan", "paper_plan"),
     localrule: True
     threads: 1
     conda:
@@ -39,7 +39,7 @@ rule rehearse_gpu:
     params:
         device=config["device"],
     log:
-        "results/logs/benchmarks/rehearse_gpu.log",
+        paths.log("benchmarks", "rehearse_gpu"),
     threads: threads_for("train")
     resources:
         **gpu_resources(),

@@ -27,9 +27,9 @@ if config.get("fixture_data"):
             corpora=fixtures.corpora_to_write(DATASETS),
             checkpoints=canonical(fixtures.checkpoints_to_write(config)),
         log:
-            "results/logs/write_fixtures.log",
+            paths.log("write_fixtures"),
         benchmark:
-            "results/benchmarks/rules/write_fixtures.tsv"
+            paths.job_benchmark("write_fixtures")
         localrule: True
         threads: 1
         conda:
@@ -43,17 +43,17 @@ if config.get("fixture_data"):
             manifest=fixtures.MANIFEST,
             code=lambda w: sorted({*script_code("prepare_fixture_dataset.py"), *source_code(DATASETS[w.name]["source"])}),
         output:
-            arrays="results/data/{name}.npz",
-            provenance="results/data/{name}.json",
+            arrays=paths.prepared("{name}"),
+            provenance=paths.provenance("{name}"),
         wildcard_constraints:
             name=alternatives(fixtures.file_datasets(DATASETS)),  # offline sources stay with prepare_dataset
         params:
             spec=lambda w: canonical(DATASETS[w.name]),
             source=lambda w: canonical(get_source(DATASETS[w.name]["source"]).record()),
         log:
-            "results/logs/prepare_fixture_dataset/{name}.log",
+            paths.log("prepare_fixture_dataset", "{name}"),
         benchmark:
-            "results/benchmarks/rules/prepare_fixture_dataset/{name}.tsv"
+            paths.job_benchmark("prepare_fixture_dataset", "{name}")
         threads: threads_for("data")
         resources:
             mem_mb=8000,

@@ -1,4 +1,4 @@
-# The HTML report (results/report/index.html): a summary of the run, then every figure and table
+# The HTML report (paths.report("index.html")): a summary of the run, then every figure and table
 # the four documents list, in their order: built ones with caption, data provenance and claim
 # verdicts, the others with why they are not built. `snakemake --report` collects the same page.
 from linearlens.report import config_digest, document_inventory
@@ -14,7 +14,7 @@ REPORT_DOCUMENTS = [
 
 rule report:
     input:
-        datasets=[f"results/data/{name}.json" for name in released_datasets()],
+        datasets=[paths.provenance(name) for name in released_datasets()],
         figures=report_figures(),
         tables=[table for tables in TABLES.values() for table in tables],
         claims=report_claims(),
@@ -22,12 +22,12 @@ rule report:
         template=os.path.relpath(SRC / "linearlens" / "templates" / "report.html.j2"),
     output:
         html=report(
-            "results/report/index.html",
+            paths.report("index.html"),
             caption="report/index.rst",
             category="Overview",
         ),
         # The fidelity table alone, as Markdown: the README quotes it.
-        fidelity="results/report/fidelity.md",
+        fidelity=paths.report("fidelity.md"),
     params:
         documents=canonical(REPORT_DOCUMENTS),
         claims=canonical(CLAIMS),
@@ -36,7 +36,7 @@ rule report:
         # reruns nothing.
         config_digest=config_digest(config),
     log:
-        "results/logs/report/report.log",
+        paths.log("report", "report"),
     localrule: True
     threads: 1
     conda:

@@ -5,7 +5,7 @@
 
 rule telescoping_approximation_run:
     input:
-        data=lambda w: prepared(APPROXIMATION["dataset"]),
+        data=lambda w: paths.prepared(APPROXIMATION["dataset"]),
         code=lambda w: script_code("telescoping_approximation_run.py", APPROXIMATION_RUNS[(w.setting, w.lr)]),
     output:
         "results/telescoping/runs/approximation/{setting}/lr{lr}/seed{seed}.csv",
@@ -33,7 +33,7 @@ rule telescoping_approximation_run:
 
 rule telescoping_smoother_run:
     input:
-        data=lambda w: prepared(SMOOTHER_FAMILIES[w.family]["dataset"]),
+        data=lambda w: paths.prepared(SMOOTHER_FAMILIES[w.family]["dataset"]),
         code=lambda w: script_code("telescoping_smoother_run.py", SMOOTHER_RUNS[w.family][w.setting]),
     output:
         "results/telescoping/runs/{family}/{setting}/seed{seed}.csv",
@@ -60,7 +60,7 @@ rule telescoping_smoother_run:
 
 rule telescoping_tabular_search:
     input:
-        data=lambda w: prepared(TABULAR_PANELS[w.panel]["dataset"]),
+        data=lambda w: paths.prepared(TABULAR_PANELS[w.panel]["dataset"]),
         code=script_code("telescoping_tabular_search.py", TABULAR),
     output:
         "results/telescoping/runs/tabular/{panel}/search_{model}.json",
@@ -87,7 +87,7 @@ rule telescoping_tabular_search:
 rule telescoping_tabular_run:
     input:
         unpack(lambda w: tabular_searches(w.panel)),
-        data=lambda w: prepared(TABULAR_PANELS[w.panel]["dataset"]),
+        data=lambda w: paths.prepared(TABULAR_PANELS[w.panel]["dataset"]),
         code=script_code("telescoping_tabular_run.py", TABULAR),
     output:
         records="results/telescoping/runs/tabular/{panel}/seed{seed}.csv",
@@ -116,7 +116,7 @@ rule telescoping_tabular_run:
 
 rule telescoping_lmc_pretrain:
     input:
-        data=lambda w: prepared(LMC_BRANCHES["pretrained"]["pretrain_dataset"]),
+        data=lambda w: paths.prepared(LMC_BRANCHES["pretrained"]["pretrain_dataset"]),
         code=script_code("telescoping_lmc_pretrain.py", LMC),
     output:
         "results/telescoping/runs/lmc/pretrained/seed{seed}/pretrained.pt",
@@ -143,7 +143,7 @@ rule telescoping_lmc_parent:
     input:
         unpack(lambda w: {"initial": f"results/telescoping/runs/lmc/pretrained/seed{w.seed}/pretrained.pt"}
                if w.branch == "pretrained" else {}),
-        data=lambda w: prepared(LMC["dataset"]),
+        data=lambda w: paths.prepared(LMC["dataset"]),
         code=script_code("telescoping_lmc_parent.py", LMC),
     output:
         states="results/telescoping/runs/lmc/{branch}/seed{seed}/parent.pt",
@@ -171,7 +171,7 @@ rule telescoping_lmc_parent:
 rule telescoping_lmc_children:
     input:
         parent="results/telescoping/runs/lmc/{branch}/seed{seed}/parent.pt",
-        data=lambda w: prepared(LMC["dataset"]),
+        data=lambda w: paths.prepared(LMC["dataset"]),
         code=script_code("telescoping_lmc_children.py", LMC),
     output:
         "results/telescoping/runs/lmc/{branch}/seed{seed}/spawn{step}/inner{inner}.csv",

@@ -23,7 +23,7 @@ if SHOWCASE:
     rule george_thesis_ch3_train:
         # one run; the network's state at each chosen epoch (0: the initialisation)
         input:
-            data=prepared(SHOWCASE["dataset"]),
+            data=paths.prepared(SHOWCASE["dataset"]),
             code=script_code("george_thesis_ch3_train.py", SHOWCASE),
         output:
             checkpoints=[checkpoint_path(epoch) for epoch in SHOWCASE["checkpoints"]],
@@ -49,7 +49,7 @@ if SHOWCASE:
         # Figs 3.3-3.6 at one checkpoint: every approximation against the Monte-Carlo FIM
         input:
             checkpoint=checkpoint_path("{epoch}"),
-            data=prepared(SHOWCASE["dataset"]),
+            data=paths.prepared(SHOWCASE["dataset"]),
             code=script_code("george_thesis_ch3_fisher_quality.py", SHOWCASE),
         output:
             fisher_quality_path("{epoch}"),
@@ -74,7 +74,7 @@ if SHOWCASE:
         # Fig 3.7 at one checkpoint: the NTK Gram of f[c2] − f[c1] on test examples of c1 and c2
         input:
             checkpoint=checkpoint_path("{epoch}"),
-            data=prepared(SHOWCASE["dataset"]),
+            data=paths.prepared(SHOWCASE["dataset"]),
             code=script_code("george_thesis_ch3_ntk_pair.py", SHOWCASE),
         output:
             ntk_pair_path("{epoch}"),

@@ -14,7 +14,7 @@ if "mlp_classifier" in GEORGE_CH4:
 
     rule george_thesis_ch4_run_mlp_classifier:
         input:
-            data=prepared(GEORGE_CH4_CLASSIFIER["dataset"]),
+            data=paths.prepared(GEORGE_CH4_CLASSIFIER["dataset"]),
             code=script_code("george_thesis_ch4_run_mlp_classifier.py"),
         output:
             **mlp_classifier_paths(),
@@ -58,7 +58,7 @@ if CH4_TRAINING_GROUPS:
 
     rule george_thesis_ch4_run_search:
         input:
-            data=lambda w: prepared(CH4_TRAINING_GROUPS[w.group]["dataset"]),
+            data=lambda w: paths.prepared(CH4_TRAINING_GROUPS[w.group]["dataset"]),
             code=lambda w: script_code("george_thesis_ch4_run_search.py", CH4_TRAINING_GROUPS[w.group]["model"]),
         output:
             search_path("{group}", "{job}"),
@@ -89,7 +89,7 @@ if CH4_FREQUENCY_GROUPS:
     rule george_thesis_ch4_run_frequency:
         # Fig 4.4a-b: an optimiser at another recompute frequency, at the (η, ε) its search selected
         input:
-            data=lambda w: prepared(CH4_FREQUENCY_GROUPS[w.group]["dataset"]),
+            data=lambda w: paths.prepared(CH4_FREQUENCY_GROUPS[w.group]["dataset"]),
             search=lambda w: search_paths(CH4_FREQUENCY_GROUPS[w.group], w.group, w.optimiser),
             code=lambda w: script_code("george_thesis_ch4_run_frequency.py", CH4_FREQUENCY_GROUPS[w.group]["model"]),
         output:
@@ -121,7 +121,7 @@ if CH4_SPECTRUM_GROUPS:
     rule george_thesis_ch4_run_spectrum:
         # Fig 4.4c: one layer's empirical-Fisher spectrum against KFAC's and EKFAC's, KFE fixed at the start
         input:
-            data=lambda w: prepared(CH4_SPECTRUM_GROUPS[w.group]["dataset"]),
+            data=lambda w: paths.prepared(CH4_SPECTRUM_GROUPS[w.group]["dataset"]),
             search=lambda w: search_paths(CH4_SPECTRUM_GROUPS[w.group], w.group,
                                           CH4_SPECTRUM_GROUPS[w.group]["spectrum"]["optimiser"]),
             code=lambda w: script_code("george_thesis_ch4_run_spectrum.py", CH4_SPECTRUM_GROUPS[w.group]["model"]),

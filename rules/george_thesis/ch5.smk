@@ -110,9 +110,9 @@ if DIFFICULTY:
     rule george_thesis_ch5_bin_cscores:
         # the C-scores of the train and test examples (published, or the pipeline's proxy) in deciles
         input:
-            unpack(lambda w: {"scores": prepared(DIFFICULTY_CSCORES["dataset"])}
+            unpack(lambda w: {"scores": paths.prepared(DIFFICULTY_CSCORES["dataset"])}
                    if DIFFICULTY_CSCORES["source"] == "published" else {}),
-            data=prepared(DIFFICULTY["dataset"]),
+            data=paths.prepared(DIFFICULTY["dataset"]),
             code=script_code("george_thesis_ch5_bin_cscores.py"),
         output:
             scores=cscores_path(".npz"),
@@ -156,7 +156,7 @@ if DIFFICULTY:
             unpack(lambda w: {"cap": run_path(cap, ".json")} if (
                 cap := cap_run(DIFFICULTY, DIFFICULTY_BY_KEY[(w.experiment, w.architecture, w.setting, int(w.seed))]))
                 else {}),
-            data=prepared(DIFFICULTY["dataset"]),
+            data=paths.prepared(DIFFICULTY["dataset"]),
             init=lambda w: init_path(w.architecture, int(w.seed)),
             code=lambda w: script_code("george_thesis_ch5_run_difficulty.py",
                                        DIFFICULTY["architectures"][w.architecture]["model"]),
@@ -210,7 +210,7 @@ if SPURIOUS:
     SPURIOUS_SIDE_INPUTS = {
         family: {
             **({"archive": str(RAW_DIR / source / IMAGE_ARCHIVES[source])} if source in IMAGE_ARCHIVES else {}),
-            **({"weights": prepared(SPURIOUS_SETTINGS[family]["pretrained"])}
+            **({"weights": paths.prepared(SPURIOUS_SETTINGS[family]["pretrained"])}
                if SPURIOUS_SETTINGS[family].get("pretrained") else {}),
         }
         for family, source in SPURIOUS_SOURCES.items()
@@ -219,7 +219,7 @@ if SPURIOUS:
     rule george_thesis_ch5_run_spurious:
         input:
             unpack(lambda w: SPURIOUS_SIDE_INPUTS[w.family]),
-            data=lambda w: prepared(SPURIOUS_SETTINGS[w.family]["dataset"]),
+            data=lambda w: paths.prepared(SPURIOUS_SETTINGS[w.family]["dataset"]),
             code=lambda w: script_code("george_thesis_ch5_run_spurious.py", SPURIOUS_SETTINGS[w.family]),
         output:
             rows=expand(f"{SPURIOUS_RUNS}/{{{{family}}}}/seed{{{{seed}}}}/alpha{{alpha}}.csv",

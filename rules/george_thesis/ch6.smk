@@ -17,7 +17,7 @@ if ALIGNMENT:
 
     rule george_thesis_ch6_run_alignment:
         input:
-            data=lambda w: prepared(ALIGNMENT["families"][w.family]["dataset"]),
+            data=lambda w: paths.prepared(ALIGNMENT["families"][w.family]["dataset"]),
             code=lambda w: script_code("george_thesis_ch6_run_alignment.py", ALIGNMENT_RUNS[(w.family, w.setting)]),
         output:
             rows=f"{CH6_RUNS}/alignment/{{family}}/{{setting}}/seed{{seed}}.csv",
@@ -77,9 +77,9 @@ if EASY_DIFFICULT:
     rule george_thesis_ch6_run_easy_difficult:
         input:
             # the difficult examples' prepared dataset, when they come from another dataset
-            unpack(lambda w: {"difficult": prepared(name)} if (
+            unpack(lambda w: {"difficult": paths.prepared(name)} if (
                 name := EASY_DIFFICULT["families"][w.family].get("difficult_dataset")) else {}),
-            data=lambda w: prepared(EASY_DIFFICULT["families"][w.family]["dataset"]),
+            data=lambda w: paths.prepared(EASY_DIFFICULT["families"][w.family]["dataset"]),
             code=lambda w: script_code("george_thesis_ch6_run_easy_difficult.py",
                                        EASY_DIFFICULT_RUNS[(w.family, w.setting)]),
         output:
@@ -112,7 +112,7 @@ if "disk" in GEORGE_CH6:
 
     rule george_thesis_ch6_run_disk:
         input:
-            data=prepared(GEORGE_CH6["disk"]["dataset"]),
+            data=paths.prepared(GEORGE_CH6["disk"]["dataset"]),
             code=script_code("george_thesis_ch6_run_disk.py", GEORGE_CH6.get("disk")),
         output:
             "results/george_thesis/runs/ch6/disk/seed{seed}.npz",
@@ -207,7 +207,7 @@ if "perturbation" in GEORGE_CH6:
 
     rule george_thesis_ch6_run_perturbation:
         input:
-            data=prepared(GEORGE_CH6_PERTURBATION["dataset"]),
+            data=paths.prepared(GEORGE_CH6_PERTURBATION["dataset"]),
             code=script_code("george_thesis_ch6_run_perturbation.py", GEORGE_CH6_PERTURBATION),
         output:
             "results/george_thesis/runs/ch6/perturbation/seed{seed}.npz",
@@ -241,7 +241,7 @@ if "complexity" in GEORGE_CH6:
 
     rule george_thesis_ch6_run_complexity:
         input:
-            data=lambda w: prepared(COMPLEXITY_RUNS[w.run]["dataset"]),
+            data=lambda w: paths.prepared(COMPLEXITY_RUNS[w.run]["dataset"]),
             code=lambda w: script_code("george_thesis_ch6_run_complexity.py", COMPLEXITY_RUNS[w.run]),
         output:
             records="results/george_thesis/runs/ch6/complexity/{run}/seed{seed}.csv",

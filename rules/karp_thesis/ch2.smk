@@ -41,7 +41,7 @@ if KARP_CH2:
             name:
                 "karp_thesis_ch2_train_kept_pairs" if kept else "karp_thesis_ch2_train_pairs"
             input:
-                data=lambda w: prepared(KARP_CH2_CONFIGURATIONS[parse_run(w.run)[0]]["dataset"]),
+                data=lambda w: paths.prepared(KARP_CH2_CONFIGURATIONS[parse_run(w.run)[0]]["dataset"]),
                 code=lambda w: script_code("karp_thesis_ch2_train_pairs.py",
                                            KARP_CH2_CONFIGURATIONS[parse_run(w.run)[0]]["model"]),
             output:
@@ -77,7 +77,7 @@ if KARP_CH2:
         rule karp_thesis_ch2_train_sweep:
             # Fig A.1: A(S) alone for the sweep's samples at sizes the pair runs do not have
             input:
-                data=prepared(KARP_CH2_CONFIGURATIONS[KARP_CH2_SWEEP["configuration"]]["dataset"]),
+                data=paths.prepared(KARP_CH2_CONFIGURATIONS[KARP_CH2_SWEEP["configuration"]]["dataset"]),
                 code=script_code("karp_thesis_ch2_train_sweep.py",
                                  KARP_CH2_CONFIGURATIONS[KARP_CH2_SWEEP["configuration"]]["model"]),
             output:
@@ -109,7 +109,7 @@ if KARP_CH2:
             # linear mode connectivity of the pairs kept at every kept size of one trial (Figs 2.4, A.14, A.15)
             input:
                 states=lambda w: pair_states_paths(KARP_CH2, w.configuration, int(w.trial)),
-                data=lambda w: prepared(KARP_CH2_CONFIGURATIONS[w.configuration]["dataset"]),
+                data=lambda w: paths.prepared(KARP_CH2_CONFIGURATIONS[w.configuration]["dataset"]),
                 code=lambda w: script_code("karp_thesis_ch2_interpolate.py",
                                            KARP_CH2_CONFIGURATIONS[w.configuration]["model"]),
             output:

@@ -53,7 +53,7 @@ if KARP_CH3.get("images"):
     rule karp_thesis_ch3_make_images:
         # one job's noisy-image variants, made once and read by both models' runs
         input:
-            datasets=lambda w: [prepared(name) for name in job_datasets(KARP_CH3["images"], w.job)],
+            datasets=lambda w: [paths.prepared(name) for name in job_datasets(KARP_CH3["images"], w.job)],
             code=script_code("karp_thesis_ch3_make_images.py"),
         output:
             image_data_path("{job}"),
@@ -106,7 +106,7 @@ if KARP_CH3.get("images"):
         rule karp_thesis_ch3_make_examples:
             # Fig 3.5: example images from the variants' own generators (no training)
             input:
-                datasets=[prepared(name) for name in example_datasets(KARP_CH3["images"])],
+                datasets=[paths.prepared(name) for name in example_datasets(KARP_CH3["images"])],
                 code=script_code("karp_thesis_ch3_make_examples.py"),
             output:
                 KARP_CH3_EXAMPLES,
@@ -148,7 +148,7 @@ if KARP_CH3.get("sparsity"):
 
     rule karp_thesis_ch3_run_sparsity:
         input:
-            data=prepared(KARP_CH3["sparsity"]["dataset"]),
+            data=paths.prepared(KARP_CH3["sparsity"]["dataset"]),
             code=script_code("karp_thesis_ch3_run_sparsity.py", KARP_CH3["model"]),
         output:
             KARP_CH3_SPARSITY,

@@ -33,7 +33,7 @@ if KARP_CH5_GROWING:
     rule karp_thesis_ch5_pretrain:
         # the L-layer model a setting grows, with its optimiser state (a setting without a checkpoint)
         input:
-            corpus=lambda w: prepared(KARP_CH5_GROWING[w.setting]["dataset"]),
+            corpus=lambda w: paths.prepared(KARP_CH5_GROWING[w.setting]["dataset"]),
             code=script_code("karp_thesis_ch5_pretrain.py"),
         output:
             pretrained_path("{setting}", "{seed}"),
@@ -79,7 +79,7 @@ if KARP_CH5_GROWING:
     rule karp_thesis_ch5_grow:
         # one job's operators: each grown from the checkpoint and trained on the same batches
         input:
-            corpus=lambda w: prepared(KARP_CH5_GROWING[w.setting]["dataset"]),
+            corpus=lambda w: paths.prepared(KARP_CH5_GROWING[w.setting]["dataset"]),
             checkpoint=lambda w: karp_ch5_checkpoint_path(w.setting, KARP_CH5_GROWING[w.setting], w.seed),
             code=script_code("karp_thesis_ch5_grow.py"),
         output:
@@ -137,7 +137,7 @@ if KARP_CH5.get("stacking"):
     rule karp_thesis_ch5_stack:
         # one model stacked in stages, by last stacking and by LAG@probe_steps at each stage
         input:
-            corpus=prepared(KARP_CH5_STACKING["dataset"]),
+            corpus=paths.prepared(KARP_CH5_STACKING["dataset"]),
             provenance=f"results/data/{KARP_CH5_STACKING['dataset']}.json",
             code=script_code("karp_thesis_ch5_stack.py"),
         output:
@@ -206,7 +206,7 @@ if KARP_CH5_GIVEN_RUNS:
         KARP_CH5_RELEASED_DATASETS = {setting["dataset"] for setting in KARP_CH5_GROWING.values()
                                       if not setting["checkpoint"]}
         KARP_CH5_RELEASED_DATASETS |= {KARP_CH5["stacking"]["dataset"]} if KARP_CH5.get("stacking") else set()
-        UNRELEASED["karp_thesis"] += [prepared(setting["dataset"]) for setting in KARP_CH5_GROWING.values()
+        UNRELEASED["karp_thesis"] += [paths.prepared(setting["dataset"]) for setting in KARP_CH5_GROWING.values()
                                       if setting["dataset"] not in KARP_CH5_RELEASED_DATASETS]
 
     rule karp_thesis_ch5_unreleased_claims:

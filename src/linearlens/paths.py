@@ -1,0 +1,115 @@
+"""Every path under ``results/``, spelt here and nowhere else (a test holds the sources to it).
+
+results/
+  data/<dataset>.npz, .json               prepared datasets and their provenance records
+  <document>/runs/[<chapter>/]<family>/…   the runs' records, one file (or a few) per run
+  <document>/state/[<chapter>/]<family>/…  a run's resumable training state: not an output, so it
+                                           survives a killed job and the next attempt resumes it
+  <document>/figures/<id>.png (.pdf, .json sidecar), <document>/tables/<id>.csv
+  <document>/claims.json                  the document's checked claims
+  kernels/<extraction>/<file>             kernel extractions
+  checkpoints/…                           initial models and fitted tree ensembles they start from
+  benchmarks/<name>.csv                   method benchmarks; benchmarks/rules/…: each job's time
+  plan/                                   the paper run's plan (GPU-hours per family)
+  logs/…                                  one log per job
+  report/                                 the HTML report
+
+Torch-free: the workflow reads it when it builds the DAG. Rules write Snakemake wildcards
+(``{seed}``) into these paths as they would into any other string.
+"""
+
+from __future__ import annotations
+
+import posixpath
+
+RESULTS = "results"
+LOGS = f"{RESULTS}/logs"
+JOB_BENCHMARKS = f"{RESULTS}/benchmarks/rules"  # one Snakemake benchmark file per job
+
+
+def _join(*parts) -> str:
+    return "/".join(str(part) for part in parts if part != "")
+
+
+def prepared(dataset: str) -> str:
+    """A prepared dataset's arrays."""
+    return f"{RESULTS}/data/{dataset}.npz"
+
+
+def provenance(dataset: str) -> str:
+    """A prepared dataset's record of where it came from (figures name their data from it)."""
+    return f"{RESULTS}/data/{dataset}.json"
+
+
+def runs(document: str, *parts: str) -> str:
+    """A folder or file of a document's runs: runs("george_thesis", "ch6", "disk")."""
+    return _join(RESULTS, document, "runs", *parts)
+
+
+def state(document: str, *parts: str) -> str:
+    """Where a run keeps its resumable training state, mirroring ``runs``."""
+    return _join(RESULTS, document, "state", *parts)
+
+
+def figure(document: str, entry_id: str) -> str:
+    """A figure's PNG target; its PDF and JSON sidecar lie beside it."""
+    return f"{RESULTS}/{document}/figures/{entry_id}.png"
+
+
+def table(document: str, entry_id: str) -> str:
+    return f"{RESULTS}/{document}/tables/{entry_id}.csv"
+
+
+def claims(document: str) -> str:
+    return f"{RESULTS}/{document}/claims.json"
+
+
+def kernel(extraction: str, file: str) -> str:
+    """A file of a kernel extraction (ntk.npz, tree_kernel.npz, summary.json)."""
+    return f"{RESULTS}/kernels/{extraction}/{file}"
+
+
+def checkpoint(*parts: str) -> str:
+    return _join(RESULTS, "checkpoints", *parts)
+
+
+def benchmark(name: str, extension: str = ".csv") -> str:
+    """A method benchmark's table (or its figure: extension .png, .pdf, .json)."""
+    return f"{RESULTS}/benchmarks/{name}{extension}"
+
+
+def job_benchmark(*parts: str) -> str:
+    """A job's time and memory, as Snakemake records them."""
+    return _join(JOB_BENCHMARKS, *parts) + ".tsv"
+
+
+def plan(file: str) -> str:
+    return f"{RESULTS}/plan/{file}"
+
+
+def report(file: str) -> str:
+    return f"{RESULTS}/report/{file}"
+
+
+def log(*parts: str) -> str:
+    """A job's log: log("george_thesis", "plot_fig_6_2") is results/logs/george_thesis/plot_fig_6_2.log."""
+    return _join(LOGS, *parts) + ".log"
+
+
+def _run_stem(output: str) -> str:
+    """<document>/<rest> of a run output results/<document>/runs/<rest>.<ext>, extension dropped."""
+    parts = output.split("/", 3)
+    if len(parts) < 4 or parts[0] != RESULTS or parts[2] != "runs":
+        raise ValueError(f"{output!r} is not a run output ({RESULTS}/<document>/runs/...)")
+    return _join(parts[1], posixpath.splitext(parts[3])[0])
+
+
+def log_of(output: str) -> str:
+    """The log of the job that writes the run output ``output``: results/<document>/runs/<rest>.csv
+    is logged to results/logs/<document>/<rest>.log."""
+    return f"{LOGS}/{_run_stem(output)}.log"
+
+
+def benchmark_of(output: str) -> str:
+    """The benchmark file (time, memory) of the job that writes the run output ``output``."""
+    return job_benchmark(_run_stem(output))
