@@ -19,6 +19,7 @@ from linearlens import paths
 from linearlens.canonical import canonical
 from linearlens.code_inputs import import_closure, module_closure
 from linearlens.config import validate_config
+from linearlens.families import DOCUMENTS
 from linearlens.models.names import model_module, named_models
 from linearlens.data.registry import OPENML_MARKER, RAW_DIR, SOURCES, get_source, raw_paths
 from linearlens.train.heap import HEAP_ENVIRONMENT
@@ -44,8 +45,7 @@ validate_config(
 
 # The four documents, in report order, each with its manifest (every figure and table it has).
 # Rule files add the figures and tables this config builds, and the claims file, here.
-MANIFESTS = {document: importlib.import_module(f"linearlens.manifests.{document}")
-             for document in ("telescoping", "iterative_linearisation", "george_thesis", "karp_thesis")}
+MANIFESTS = {document: importlib.import_module(f"linearlens.manifests.{document}") for document in DOCUMENTS}
 PAPERS = {document: manifest.TITLE for document, manifest in MANIFESTS.items()}
 FIGURES = {paper: [] for paper in PAPERS}  # PNG targets; PDF and JSON sidecar beside each
 TABLES = {paper: [] for paper in PAPERS}  # CSV targets (paths.table)

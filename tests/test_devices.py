@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from linearlens.families import declared_families
 from linearlens.train import devices
 from linearlens.train.devices import DeviceUnavailableError, claim_device, gpu_ids, id_list
 from test_workflow import GPU_RULES, ROOT, snakemake, workflow_copy
@@ -179,9 +180,10 @@ def test_every_rule_that_uses_the_device_asks_for_a_gpu_and_claims_it():
     uses_device = {rule for rule, block in blocks.items() if 'config["device"]' in block}
     asks_for_gpu = {rule for rule, block in blocks.items() if "**gpu_resources()" in block}
     assert uses_device == asks_for_gpu
-    assert uses_device == GPU_RULES
-    for rule in uses_device:
-        script = re.search(r'script:\s*"[./]*/src/scripts/(\w+\.py)"', blocks[rule])[1]
+    scripts = {rule: re.search(r'script:\s*"[./]*/src/scripts/(\w+\.py)"', blocks[rule])[1] for rule in uses_device}
+    scripts |= {family.rule: family.script_file for family in declared_families() if family.device}
+    assert set(scripts) == GPU_RULES
+    for rule, script in scripts.items():
         assert "claim_device(" in (ROOT / "src" / "scripts" / script).read_text(), (rule, script)
 
 

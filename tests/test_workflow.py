@@ -20,6 +20,7 @@ import yaml
 
 from linearlens.data.registry import SOURCES, raw_paths
 from linearlens.experiments.tabular import telescoped_sum_error
+from linearlens.families import declared_families
 from linearlens.train.trees import load_tree_ensemble
 from rule_blocks import rule_blocks
 
@@ -316,22 +317,21 @@ def test_slurm_profile_plans_the_paper_dag(tmp_path):
     assert sum(gpu for _, gpu, _ in requests) > len(requests) / 2  # most of the paper DAG trains
 
 
-# Rules whose code runs on the configured device, so that `device: cuda` must get them a GPU
-# (test_devices checks the rule files against this list).
-GPU_RULES = {"telescoping_approximation_run", "telescoping_smoother_run", "telescoping_tabular_search",
+# Rules whose code runs on the configured device, so that `device: cuda` must get them a GPU: the run
+# families that say so, and these hand-written rules (test_devices checks the rule files against them).
+HAND_WRITTEN_GPU_RULES = {"telescoping_approximation_run", "telescoping_smoother_run", "telescoping_tabular_search",
              "telescoping_tabular_run", "telescoping_lmc_pretrain", "telescoping_lmc_parent",
              "telescoping_lmc_children", "extract_ntk", "benchmark_kernels", "benchmark_curvature", "benchmark_optimisers", "benchmark_telescoping",
              "fit_tree_ensemble", "iterative_linearisation_run", "iterative_linearisation_probe",
              "benchmark_iterative_linearisation", "george_thesis_ch5_run_toy", "george_thesis_ch5_run_difficulty",
-             "george_thesis_ch5_run_spurious", "george_thesis_ch6_run_alignment",
-             "george_thesis_ch6_run_easy_difficult", "george_thesis_ch6_run_complexity", "george_thesis_ch6_run_disk",
-             "george_thesis_ch6_run_perturbation", "george_thesis_ch3_train", "george_thesis_ch3_fisher_quality",
+             "george_thesis_ch5_run_spurious", "george_thesis_ch3_train", "george_thesis_ch3_fisher_quality",
              "george_thesis_ch3_ntk_pair", "george_thesis_ch4_run_mlp_classifier", "george_thesis_ch4_run_search",
              "george_thesis_ch4_run_frequency", "george_thesis_ch4_run_spectrum", "karp_thesis_ch2_train_pairs",
              "karp_thesis_ch2_train_kept_pairs",
              "karp_thesis_ch2_train_sweep", "karp_thesis_ch2_interpolate", "karp_thesis_ch3_run_images",
              "karp_thesis_ch3_run_sparsity", "benchmark_local_signal", "karp_thesis_ch5_pretrain",
              "karp_thesis_ch5_grow", "karp_thesis_ch5_stack", "rehearse_gpu"}
+GPU_RULES = HAND_WRITTEN_GPU_RULES | {family.rule for family in declared_families() if family.device}
 
 
 def test_slurm_profile_gives_every_device_rule_its_own_resources():

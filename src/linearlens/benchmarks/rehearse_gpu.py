@@ -278,7 +278,7 @@ def paper_rehearsals(config: dict, device: torch.device, scratch: Path, n_train:
             builders.append(lambda r=run: george_ch5_difficulty(difficulty, r, device, n_train))
     alignment = george.get("ch6", {}).get("alignment")
     if alignment:
-        from ..manifests.george_thesis import kernel_runs
+        from ..manifests.george_thesis_runs import kernel_runs
 
         image_runs = {}  # each CIFAR family's first setting (its settings differ in rate and label noise only)
         for (family, _), run in kernel_runs(alignment).items():

@@ -8,6 +8,7 @@ chapter 6, C with chapter 5.
 
 import re
 
+from .. import paths
 from ..analysis.george_thesis.ch2 import GAUSSIANS_PATH
 from ..analysis.george_thesis.ch3 import fisher_quality_paths, ntk_pair_paths
 from ..analysis.george_thesis.ch4 import frequency_paths, mlp_classifier_paths, search_paths, spectrum_path
@@ -21,9 +22,23 @@ from ..analysis.george_thesis.ch5 import (
     toy_run_paths,
     twolayer_paths,
 )
-from ..analysis.george_thesis.ch6 import complexity_measures_paths, ordered_panels
-from ..experiments.settings import family_runs
+from ..analysis.george_thesis.ch6 import complexity_runs, ordered_panels
 from .entries import NOT_BUILT, ClaimSet, Entry
+from .george_thesis_runs import (
+    FAMILIES,  # noqa: F401 (rules/families.smk generates their rules)
+    NAMING_KEYS,
+    RUN_ALIGNMENT,
+    RUN_COMPLEXITY,
+    RUN_DISK,
+    RUN_EASY_DIFFICULT,
+    RUN_PERTURBATION,
+    RUN_RBF_CAPACITY,
+    RUN_SPECTRAL_BIAS,
+    RUN_SUPERNAT,
+    SUMMARISE_ALIGNMENT,
+    family_seeds,
+    kernel_runs,
+)
 
 TITLE = ("Thomas George (PhD thesis, 2023): Deep networks training and generalization, insights "
          "from linearization")
@@ -84,11 +99,11 @@ GAUSSIANS_DATA = "four normal distributions in closed form (Example 4, §2.4.1; 
 # --- Chapter 3: the showcase's runs (Figs 3.3-3.7) -----------------------------------------------
 
 def showcase_quality(spec: dict) -> dict[str, list[str]]:
-    return {"runs": fisher_quality_paths(spec), "provenance": [f"results/data/{spec['dataset']}.json"]}
+    return {"runs": fisher_quality_paths(spec), "provenance": [paths.provenance(spec["dataset"])]}
 
 
 def showcase_pairs(spec: dict) -> dict[str, list[str]]:
-    return {"runs": ntk_pair_paths(spec), "provenance": [f"results/data/{spec['dataset']}.json"]}
+    return {"runs": ntk_pair_paths(spec), "provenance": [paths.provenance(spec["dataset"])]}
 
 
 # --- Chapter 4: the run of Fig 4.2 --------------------------------------------------------------
@@ -98,7 +113,7 @@ def mlp_classifier_runs(spec: dict) -> dict[str, list[str]]:
 
 
 def mlp_classifier_inputs(spec: dict) -> dict[str, list[str]]:
-    return {**mlp_classifier_runs(spec), "provenance": [f"results/data/{spec['dataset']}.json"]}
+    return {**mlp_classifier_runs(spec), "provenance": [paths.provenance(spec["dataset"])]}
 
 
 # --- Chapter 4: the training groups (Figs 4.3-4.6, A.1-A.5) --------------------------------------
@@ -109,7 +124,7 @@ def autoencoder_runs(spec: dict) -> dict[str, list[str]]:
 
 
 def autoencoder_inputs(spec: dict) -> dict[str, list[str]]:
-    return {**autoencoder_runs(spec), "provenance": [f"results/data/{spec['dataset']}.json"]}
+    return {**autoencoder_runs(spec), "provenance": [paths.provenance(spec["dataset"])]}
 
 
 def cifar_runs(group: str):
@@ -117,7 +132,7 @@ def cifar_runs(group: str):
 
 
 def cifar_inputs(group: str):
-    return lambda spec: {"runs": search_paths(spec, group), "provenance": [f"results/data/{spec['dataset']}.json"]}
+    return lambda spec: {"runs": search_paths(spec, group), "provenance": [paths.provenance(spec["dataset"])]}
 
 
 def cifar_figure(figure_id: str, title: str, section: str, group: str, caption: str) -> Entry:
@@ -181,28 +196,13 @@ TOY_DATA = "synthetic binary yin-yang (the thesis's toy task; each seed's 100 tr
 
 # --- Chapter 6: the runs of each figure group ---------------------------------------------------
 
-CH6_RUNS = "results/george_thesis/runs/ch6"
 FIGURES_CH6 = "linearlens.figures.george_thesis.ch6"
 CLAIMS_CH6 = "linearlens.claims.george_thesis.ch6"
-KERNEL_RUN_KEYS = ("probe_size", "gram_points", "centring")  # group keys every run of a group carries
-NAMING_KEYS = ("label", "standin")  # how figures name a family: not part of a run
 
 
 def ch6_group(config: dict, group: str) -> dict | None:
     """The ``george_thesis: ch6: <group>`` config, None when the group is not configured."""
     return chapter_group(config, "ch6", group)
-
-
-def kernel_runs(group_config: dict) -> dict[tuple[str, str], dict]:
-    """{(family, setting): run spec} of a group of training runs with tangent-kernel probes."""
-    shared = {key: group_config[key] for key in KERNEL_RUN_KEYS}
-    return {(family, setting): {**shared, **{k: v for k, v in run.items() if k not in NAMING_KEYS}}
-            for family, spec in group_config["families"].items()
-            for setting, run in family_runs(spec).items()}
-
-
-def family_seeds(group_config: dict, family: str) -> list[int]:
-    return group_config["families"][family].get("seeds", group_config["seeds"])
 
 
 def natural_order(name: str) -> tuple:
@@ -224,10 +224,6 @@ def kernel_run_list(group_config: dict, keep, families: list[str] | None = None)
                                        key=lambda item: natural_order(item[0]))
             if keep(family, run)
             for seed in sorted(family_seeds(group_config, family))]
-
-
-def kernel_run_path(group: str, run: dict, suffix: str) -> str:
-    return f"{CH6_RUNS}/{group}/{run['family']}/{run['setting']}/seed{run['seed']}{suffix}"
 
 
 def spectrum_runs(group_config: dict, which: str = "spectrum") -> list[dict]:
@@ -262,8 +258,8 @@ def _kernel_inputs(group: str, runs_of, files: dict[str, str]):
         group_config = ch6_group(config, group)
         runs = runs_of(group_config)
         datasets = sorted({group_config["families"][run["family"]]["dataset"] for run in runs})
-        return {**{name: [kernel_run_path(group, run, suffix) for run in runs] for name, suffix in files.items()},
-                "provenance": [f"results/data/{dataset}.json" for dataset in datasets]}
+        return {**{name: family.outputs_of(output, map(family.id_of, runs)) for name, (family, output) in files.items()},
+                "provenance": [paths.provenance(dataset) for dataset in datasets]}
     return inputs
 
 
@@ -283,10 +279,12 @@ def run_models(group_config: dict, runs_of) -> dict[str, dict]:
             for run in runs_of(group_config)}
 
 
-ALIGNMENT_FILES = {"rows": ".csv", "layers": "_layers.csv", "spectra": "_spectra.csv",
-                   "trace_ratios": "_trace_ratios.npz"}
-SPECTRUM_FILES = {"rows": ".csv", "spectra": "_spectra.csv", "trace_ratios": "_trace_ratios.npz"}
-EASY_DIFFICULT_FILES = {"rows": ".csv", "layers": "_layers.csv"}
+# What a figure or claim set of a kernel group reads, by input name: (the family, its output).
+ALIGNMENT_FILES = {"rows": (RUN_ALIGNMENT, "rows"), "layers": (RUN_ALIGNMENT, "layers"),
+                   "spectra": (SUMMARISE_ALIGNMENT, "summary"), "trace_ratios": (SUMMARISE_ALIGNMENT, "trace_ratios")}
+SPECTRUM_FILES = {"rows": (RUN_ALIGNMENT, "rows"), "spectra": (SUMMARISE_ALIGNMENT, "summary"),
+                  "trace_ratios": (SUMMARISE_ALIGNMENT, "trace_ratios")}
+EASY_DIFFICULT_FILES = {"rows": (RUN_EASY_DIFFICULT, "rows"), "layers": (RUN_EASY_DIFFICULT, "layers")}
 
 
 def kernel_figure(figure_id: str, title: str, section: str, group: str, runs_of, files=None,
@@ -309,22 +307,26 @@ def _both_spectra(group_config: dict) -> list[dict]:
     return spectrum_runs(group_config) + spectrum_runs(group_config, "spectrum_appendix")
 
 
+def family_files(family, spec: dict) -> list[str]:
+    """The output of each run of a family whose runs write one file, in its grid's order."""
+    (output,) = family.outputs
+    return family.outputs_of(output, family.grid(spec))
+
+
 def perturbation_inputs(spec: dict) -> dict[str, list[str]]:
-    return {"runs": [f"{CH6_RUNS}/perturbation/seed{seed}.npz" for seed in spec["seeds"]],
-            "provenance": [f"results/data/{spec['dataset']}.json"]}
+    return {"runs": family_files(RUN_PERTURBATION, spec), "provenance": [paths.provenance(spec["dataset"])]}
 
 
 def disk_inputs(spec: dict) -> dict[str, list[str]]:
-    return {"runs": [f"{CH6_RUNS}/disk/seed{seed}.npz" for seed in spec["seeds"]],
-            "provenance": [f"results/data/{spec['dataset']}.json"]}
+    return {"runs": family_files(RUN_DISK, spec), "provenance": [paths.provenance(spec["dataset"])]}
 
 
 def disk_data(spec: dict) -> dict[str, list[str]]:
-    return {"data": [f"results/data/{spec['dataset']}.npz"], "provenance": [f"results/data/{spec['dataset']}.json"]}
+    return {"data": [paths.prepared(spec["dataset"])], "provenance": [paths.provenance(spec["dataset"])]}
 
 
-def single_run(group: str, name: str):
-    return lambda spec: {"run" if group == "spectral_bias" else "runs": [f"{CH6_RUNS}/{group}/{name}.npz"]}
+def single_run(family, input_name: str = "runs"):
+    return lambda spec: {input_name: family_files(family, spec)}
 
 
 SPECTRAL_BIAS_DATA = "50 equally spaced points of [0, 1] (the thesis's 1-D inputs; no dataset)"
@@ -335,8 +337,14 @@ RBF_DATA = "synthetic 1-D grid on [−a, a] with random RBF features (scikit-lea
 def complexity_inputs(spec: dict) -> dict[str, list[str]]:
     """Fig 6.6: each panel's final measures (one file per run and seed), and the data named."""
     datasets = sorted({panel["dataset"] for panel in spec["panels"].values()})
-    return {**{panel: complexity_measures_paths(spec, panel) for panel in ordered_panels(spec)},
-            "provenance": [f"results/data/{dataset}.json" for dataset in datasets]}
+    return {**{panel: complexity_measures(spec, panel) for panel in ordered_panels(spec)},
+            "provenance": [paths.provenance(dataset) for dataset in datasets]}
+
+
+def complexity_measures(spec: dict, panel: str) -> list[str]:
+    """The final-measure files of one panel of Fig 6.6: one per run and seed."""
+    return [RUN_COMPLEXITY.output("measures", RUN_COMPLEXITY.id_of({"run": run, "seed": seed}))
+            for run in complexity_runs(spec)[panel] for seed in spec["seeds"]]
 
 
 def drawing(figure_id: str, title: str, section: str, note: str) -> Entry:
@@ -424,11 +432,12 @@ ENTRIES = [
     kernel_figure("fig_6_2", "VGG19 on CIFAR-10 with random labels: tangent-kernel spectrum, effective rank and "
                   "trace ratios over training", "Chapter 6", "alignment", spectrum_runs, SPECTRUM_FILES),
     kernel_figure("fig_6_3", "Same runs: CKA of the tangent kernel with the class labels, whole kernel and per "
-                  "layer", "Chapter 6", "alignment", spectrum_runs, {"rows": ".csv", "layers": "_layers.csv"}),
+                  "layer", "Chapter 6", "alignment", spectrum_runs,
+                  {"rows": (RUN_ALIGNMENT, "rows"), "layers": (RUN_ALIGNMENT, "layers")}),
     kernel_figure("fig_6_4", "Alignment on easy vs difficult examples: MNIST plus random-label MNIST or KMNIST",
                   "Chapter 6", "easy_difficult", hierarchy_runs),
     group_figure("fig_6_5", "SuperNat: its algorithm box, and test error of SuperNat vs gradient descent on noisy "
-                 "linear regression", "Chapter 6", "supernat", single_run("supernat", "curves"),
+                 "linear regression", "Chapter 6", "supernat", single_run(RUN_SUPERNAT),
                  data_source=SUPERNAT_DATA),
     group_figure("fig_6_6", "Complexity measures against the generalisation gap over width, label corruption and "
                  "VGG19 channels", "Chapter 6", "complexity", complexity_inputs),
@@ -452,17 +461,19 @@ ENTRIES = [
                  "Jacobian vs 50 random directions", "Appendix B", "perturbation", perturbation_inputs),
     group_figure("fig_B_2", "Tangent kernel of a random MLP on 1-D data: Fourier content of the eigenvectors, "
                  "three eigenvectors, eigenvalue decay", "Appendix B", "spectral_bias",
-                 single_run("spectral_bias", "spectrum"), data_source=SPECTRAL_BIAS_DATA),
+                 single_run(RUN_SPECTRAL_BIAS, "run"), data_source=SPECTRAL_BIAS_DATA),
     group_figure("fig_B_3", "Random RBF features: spread of minimum-norm interpolators, and test loss against the "
-                 "A = Id and optimised-A bounds", "Appendix B", "rbf_capacity", single_run("rbf_capacity", "bounds"),
+                 "A = Id and optimised-A bounds", "Appendix B", "rbf_capacity", single_run(RUN_RBF_CAPACITY),
                  data_source=RBF_DATA),
     group_figure("fig_B_4", "The disk dataset: 500 training points and the 50×50 test grid", "Appendix B", "disk",
                  disk_data),
     kernel_figure("fig_B_5", "Centred alignment (CKA) with the labels on test data: MLP on MNIST, VGG19 and "
-                  "ResNet18 on CIFAR-10", "Appendix B", "alignment", architecture_runs, {"rows": ".csv"}),
+                  "ResNet18 on CIFAR-10", "Appendix B", "alignment", architecture_runs,
+                  {"rows": (RUN_ALIGNMENT, "rows")}),
     kernel_figure("fig_B_6", "Uncentred alignment ⟨K, K_Y⟩ / (‖K‖ ‖K_Y‖) of the test tangent kernel with the labels, "
                   "neither centred: MLP on MNIST, VGG19 and ResNet18 on CIFAR-10", "Appendix B", "alignment",
-                  architecture_runs, {"spectra": "_spectra.csv", "grams": "_grams.npz"}),
+                  architecture_runs,
+                  {"spectra": (SUMMARISE_ALIGNMENT, "summary"), "grams": (RUN_ALIGNMENT, "grams")}),
     kernel_figure("fig_B_7", "Effect of depth on easy vs difficult alignment, MNIST with random-label examples, "
                   "several seeds", "Appendix B", "easy_difficult", depth_runs),
     kernel_figure("fig_B_8", "As Fig 6.2 with learning rate 0.003: spectrum, effective rank and trace ratios",
@@ -509,9 +520,9 @@ CLAIM_SETS = [
              params=_claim_params("easy_difficult", lambda g: hierarchy_runs(g) + depth_runs(g)),
              configured=_configured("easy_difficult")),
     group_claims("disk_claims", "disk", lambda spec: {"runs": disk_inputs(spec)["runs"]}),
-    group_claims("spectral_bias_claims", "spectral_bias", single_run("spectral_bias", "spectrum")),
-    group_claims("supernat_claims", "supernat", single_run("supernat", "curves")),
-    group_claims("rbf_capacity_claims", "rbf_capacity", single_run("rbf_capacity", "bounds")),
+    group_claims("spectral_bias_claims", "spectral_bias", single_run(RUN_SPECTRAL_BIAS, "run")),
+    group_claims("supernat_claims", "supernat", single_run(RUN_SUPERNAT)),
+    group_claims("rbf_capacity_claims", "rbf_capacity", single_run(RUN_RBF_CAPACITY)),
     group_claims("perturbation_claims", "perturbation", perturbation_inputs),
     group_claims("complexity_claims", "complexity", complexity_inputs),
 ]

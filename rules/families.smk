@@ -1,0 +1,87 @@
+# Run rules generated from the run families (linearlens.families; each document's beside its
+# manifest, in src/linearlens/manifests/<document>_runs.py): one rule per family this configuration
+# runs, one job per run of its grid. Its outputs lie in the document's runs (linearlens.paths), its
+# log and benchmark are named after its first output; a family that computes on the device gets the
+# configured device as a param and, under CUDA, a GPU.
+
+from linearlens.families import RunFamily
+
+
+def configured_families(document):
+    """The document's families this configuration runs, each with its config group."""
+    document_config = config.get(document, {})
+    return [(family, group) for family in getattr(MANIFESTS[document], "FAMILIES", [])
+            if (group := family.config_group(document_config)) is not None]
+
+
+def run_spec(family: RunFamily, grid):
+    """The spec of the run a job's wildcards name."""
+    return lambda wildcards: grid[family.id_of(dict(wildcards.items()))]
+
+
+def family_inputs(family: RunFamily, group, grid):
+    spec = run_spec(family, grid)
+    return lambda wildcards: family.inputs(group, dict(wildcards.items()), spec(wildcards))
+
+
+def family_code(family: RunFamily, grid):
+    """The job's code inputs: its script's closure, and the zoo models its spec names."""
+    if not family.builds_models:
+        return script_code(family.script_file)
+    spec = run_spec(family, grid)
+    return lambda wildcards: script_code(family.script_file, spec(wildcards))
+
+
+def family_param(family: RunFamily, group, grid, name):
+    spec = run_spec(family, grid)
+    return lambda wildcards: canonical(family.params(group, spec(wildcards))[name])
+
+
+def family_params(family: RunFamily, group, grid):
+    """The family's params, each in canonical form; its script; the device and the training state's
+    path for the families that use them."""
+    names = family.params(group, next(iter(grid.values()))) if grid else {}
+    params = {name: family_param(family, group, grid, name) for name in names}
+    # the script's name: Snakemake reads the `script:` path when the job runs, after this loop has
+    # moved on, so the path takes it from the job's params
+    params["script"] = family.script_file
+    if family.device:
+        params["device"] = config["device"]
+    if family.resumable:
+        # not an output: the state survives a killed job, and the next attempt resumes it
+        params["state"] = lambda wildcards: family.state_of(family.id_of(dict(wildcards.items())))
+    return params
+
+
+def family_constraints(family: RunFamily, grid):
+    return {name: alternatives(values) for name, values in family.wildcard_values(grid).items()}
+
+
+for document in PAPERS:
+    for family, group in configured_families(document):
+        grid = family.grid(group)
+        first_output = family.output(next(iter(family.outputs)))
+
+        rule:
+            name:
+                family.rule
+            input:
+                unpack(family_inputs(family, group, grid)),
+                code=family_code(family, grid),
+            output:
+                **family.output_patterns(),
+            params:
+                **family_params(family, group, grid),
+            log:
+                paths.log_of(first_output),
+            benchmark:
+                paths.benchmark_of(first_output)
+            wildcard_constraints:
+                **family_constraints(family, grid),
+            threads: threads_for(family.threads) if family.threads else 1
+            resources:
+                **(gpu_resources() if family.device else {}),
+            conda:
+                f"../envs/{family.environment}.yaml"
+            script:
+                "../src/scripts/{params.script}"

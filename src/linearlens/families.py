@@ -1,0 +1,105 @@
+"""A run family: a group of runs of one document declared once (George ch. 6's alignment runs, one
+per network, setting and seed). The declaration says which config group it reads, how that group
+expands to runs, what each run writes, and how its job runs; rules/families.smk generates one rule
+per configured family from it (every job benchmarked, its log and benchmark named after its first
+output), and the manifests ask it for the files a figure or claim set reads.
+Each document's families sit beside its manifest (``manifests/<document>_runs.py``).
+
+Torch-free: the workflow reads it when it builds the DAG.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from . import paths
+
+DOCUMENTS = ("telescoping", "iterative_linearisation", "george_thesis", "karp_thesis")  # in report order
+WILDCARD = re.compile(r"\{(\w+)\}")
+
+
+def spec_as_params(group_config: dict, spec: dict) -> dict:
+    """The usual job params: the run's spec."""
+    return {"spec": spec}
+
+
+def no_inputs(group_config: dict, wildcards: dict, spec: dict) -> dict:
+    return {}
+
+
+@dataclass(frozen=True)
+class RunFamily:
+    document: str
+    chapter: str  # "ch6" in a thesis; "" in a paper
+    name: str  # its folder under the chapter's runs, and its config group unless ``group`` says otherwise
+    # Its config group in, {run id: run spec} out; each id is ``run_id`` with its wildcards filled in.
+    grid: Callable[[dict], dict[str, dict]]
+    run_id: str  # how a run is named under the family's folder: "{family}/{setting}/seed{seed}"
+    outputs: dict[str, str]  # output name -> what follows the run id in its file name: {"rows": ".csv"}
+    verb: str = "run"  # the rule is <document>_<chapter>_<verb>_<name>
+    script: str = ""  # the job, src/scripts/<script>: <rule>.py unless given
+    group: str = ""  # the config group, when it is not ``name``
+    # (config group, the run's wildcards, its spec) -> the job's named input files (prepared
+    # datasets, another family's outputs of the same run).
+    inputs: Callable[[dict, dict, dict], dict[str, str]] = no_inputs
+    # (config group, run spec) -> the job's params; the rule puts each in canonical form.
+    params: Callable[[dict, dict], dict] = spec_as_params
+    device: bool = False  # computes on the configured device: a `device` param, and a GPU under CUDA
+    resumable: bool = False  # keeps training state (``state_of``) that a retried job resumes
+    builds_models: bool = True  # its spec names zoo models the job builds: their modules are code inputs
+    threads: str = "train"  # the kind in the config's `threads:` its job takes; "" for one thread
+    environment: str = "torch"  # envs/<environment>.yaml
+
+    @property
+    def rule(self) -> str:
+        return "_".join(part for part in (self.document, self.chapter, self.verb, self.name) if part)
+
+    @property
+    def script_file(self) -> str:
+        return self.script or f"{self.rule}.py"
+
+    def config_group(self, document_config: dict) -> dict | None:
+        """Its group of the document's config; None when this configuration does not run it."""
+        parent = (document_config.get(self.chapter) or {}) if self.chapter else document_config
+        return parent.get(self.group or self.name)
+
+    def output(self, name: str, run_id: str | None = None) -> str:
+        """The file ``name`` of run ``run_id``; without a run id, the pattern with its wildcards."""
+        return f"{paths.runs(self.document, self.chapter, self.name)}/{run_id or self.run_id}{self.outputs[name]}"
+
+    def output_patterns(self) -> dict[str, str]:
+        return {name: self.output(name) for name in self.outputs}
+
+    def outputs_of(self, name: str, run_ids) -> list[str]:
+        """The file ``name`` of each run, in the order given."""
+        return [self.output(name, run_id) for run_id in run_ids]
+
+    def state_of(self, run_id: str) -> str:
+        """Where run ``run_id`` keeps its training state while it trains."""
+        return f"{paths.state(self.document, self.chapter, self.name, run_id)}.pt"
+
+    def id_of(self, wildcards: dict) -> str:
+        return self.run_id.format(**wildcards)
+
+    def wildcard_values(self, run_ids) -> dict[str, set[str]]:
+        """{wildcard: the values it takes} over the given runs: the rule's wildcard constraints."""
+        names = WILDCARD.findall(self.run_id)
+        pattern = re.compile("".join(f"(?P<{part}>.+?)" if i % 2 else re.escape(part)
+                                     for i, part in enumerate(WILDCARD.split(self.run_id))))
+        values = {name: set() for name in names}
+        for run_id in run_ids:
+            match = pattern.fullmatch(run_id)
+            if match is None:
+                raise ValueError(f"{self.rule}: run id {run_id!r} does not have the form {self.run_id!r}")
+            for name in names:
+                values[name].add(match[name])
+        return values
+
+
+def declared_families() -> list[RunFamily]:
+    """Every run family the documents declare (each manifest lists its own as ``FAMILIES``)."""
+    return [family for document in DOCUMENTS
+            for family in getattr(importlib.import_module(f"linearlens.manifests.{document}"), "FAMILIES", [])]

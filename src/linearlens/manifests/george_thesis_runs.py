@@ -1,0 +1,118 @@
+"""George thesis: its run families (``linearlens.families``), each declared once. rules/families.smk
+generates their rules; the manifest (``george_thesis``) asks them for the files its figures read."""
+
+from .. import paths
+from ..analysis.george_thesis.ch6 import complexity_run_specs
+from ..experiments.settings import family_runs
+from ..families import RunFamily
+
+DOCUMENT = "george_thesis"
+
+
+# --- Chapter 6 ----------------------------------------------------------------------------------
+
+KERNEL_RUN_KEYS = ("probe_size", "gram_points", "centring")  # group keys every run of a group carries
+NAMING_KEYS = ("label", "standin")  # how figures name a family: not part of a run
+
+
+def kernel_runs(group_config: dict) -> dict[tuple[str, str], dict]:
+    """{(family, setting): run spec} of a group of training runs with tangent-kernel probes."""
+    shared = {key: group_config[key] for key in KERNEL_RUN_KEYS}
+    return {(family, setting): {**shared, **{k: v for k, v in run.items() if k not in NAMING_KEYS}}
+            for family, spec in group_config["families"].items()
+            for setting, run in family_runs(spec).items()}
+
+
+def family_seeds(group_config: dict, family: str) -> list[int]:
+    return group_config["families"][family].get("seeds", group_config["seeds"])
+
+
+def kernel_grid(keep_grams: bool):
+    """The runs of a kernel group, one per family, setting and seed; ``keep_grams``: whether they
+    save their raw Grams (the alignment runs, for Fig B.6's uncentred alignment)."""
+    def grid(group_config: dict) -> dict[str, dict]:
+        return {f"{family}/{setting}/seed{seed}": {**run, "keep_grams": keep_grams}
+                for (family, setting), run in kernel_runs(group_config).items()
+                for seed in family_seeds(group_config, family)}
+    return grid
+
+
+def family_data(group_config: dict, wildcards: dict, spec: dict) -> dict[str, str]:
+    return {"data": paths.prepared(group_config["families"][wildcards["family"]]["dataset"])}
+
+
+def easy_difficult_data(group_config: dict, wildcards: dict, spec: dict) -> dict[str, str]:
+    """The family's prepared dataset, and the difficult examples' when they come from another."""
+    family = group_config["families"][wildcards["family"]]
+    difficult = {"difficult": paths.prepared(family["difficult_dataset"])} if "difficult_dataset" in family else {}
+    return {**difficult, **family_data(group_config, wildcards, spec)}
+
+
+def group_data(group_config: dict, wildcards: dict, spec: dict) -> dict[str, str]:
+    return {"data": paths.prepared(group_config["dataset"])}
+
+
+def spec_data(group_config: dict, wildcards: dict, spec: dict) -> dict[str, str]:
+    return {"data": paths.prepared(spec["dataset"])}
+
+
+def per_seed(spec_of):
+    """One run per seed of the group, each with the spec ``spec_of(group)``."""
+    return lambda group_config: {f"seed{seed}": spec_of(group_config) for seed in group_config["seeds"]}
+
+
+def one_run(run_id: str):
+    """A single run named ``run_id``, its spec the whole group."""
+    return lambda group_config: {run_id: group_config}
+
+
+def complexity_grid(group_config: dict) -> dict[str, dict]:
+    """Each run of Fig 6.6's panels once (panels share runs), per seed."""
+    return {f"{run}/seed{seed}": spec for run, spec in complexity_run_specs(group_config).items()
+            for seed in group_config["seeds"]}
+
+
+# Figs 6.2, 6.3, B.5, B.6, B.8: the tangent kernel's spectrum and label alignment over training.
+RUN_ALIGNMENT = RunFamily(
+    DOCUMENT, "ch6", "alignment", kernel_grid(keep_grams=True),
+    "{family}/{setting}/seed{seed}", {"rows": ".csv", "layers": "_layers.csv", "grams": "_grams.npz"},
+    inputs=family_data, params=lambda group_config, spec: {"run": spec}, device=True, resumable=True)
+SUMMARISE_ALIGNMENT = RunFamily(
+    DOCUMENT, "ch6", "alignment", kernel_grid(keep_grams=True),
+    RUN_ALIGNMENT.run_id, {"summary": "_spectra.csv", "trace_ratios": "_trace_ratios.npz"}, verb="summarise",
+    inputs=lambda group_config, wildcards, spec: {"grams": RUN_ALIGNMENT.output("grams", RUN_ALIGNMENT.id_of(wildcards))},
+    params=lambda group_config, spec: {"centring": group_config["centring"]}, builds_models=False, threads="")
+# Figs 6.4, B.7: alignment on easy vs difficult examples.
+RUN_EASY_DIFFICULT = RunFamily(
+    DOCUMENT, "ch6", "easy_difficult", kernel_grid(keep_grams=False),
+    "{family}/{setting}/seed{seed}", {"rows": ".csv", "layers": "_layers.csv"},
+    inputs=easy_difficult_data, params=lambda group_config, spec: {"run": spec}, device=True, resumable=True)
+# Figs 6.1, B.4: eigenfunctions of the tangent kernel on the disk task.
+RUN_DISK = RunFamily(
+    DOCUMENT, "ch6", "disk", per_seed(lambda group_config: group_config),
+    "seed{seed}", {"run": ".npz"}, inputs=group_data, device=True)
+# Fig B.2: spectral bias of a random MLP's tangent kernel.
+RUN_SPECTRAL_BIAS = RunFamily(
+    DOCUMENT, "ch6", "spectral_bias", one_run("spectrum"),
+    "spectrum", {"spectrum": ".npz"})
+# Fig 6.5: SuperNat vs gradient descent on noisy linear regression.
+RUN_SUPERNAT = RunFamily(
+    DOCUMENT, "ch6", "supernat", one_run("curves"),
+    "curves", {"curves": ".npz"}, threads="", environment="data")
+# Fig B.3: which norm measures capacity (random RBF features).
+RUN_RBF_CAPACITY = RunFamily(
+    DOCUMENT, "ch6", "rbf_capacity", one_run("bounds"),
+    "bounds", {"bounds": ".npz"}, threads="", environment="data")
+# Fig B.1: output change along the Jacobian's top singular directions; one run per seed, so the list
+# of seeds is not part of a run's settings.
+RUN_PERTURBATION = RunFamily(
+    DOCUMENT, "ch6", "perturbation",
+    per_seed(lambda group_config: {k: v for k, v in group_config.items() if k != "seeds"}),
+    "seed{seed}", {"run": ".npz"}, inputs=group_data, device=True, resumable=True)
+# Fig 6.6: complexity measures against the generalisation gap.
+RUN_COMPLEXITY = RunFamily(
+    DOCUMENT, "ch6", "complexity", complexity_grid,
+    "{run}/seed{seed}", {"records": ".csv", "measures": ".json"}, inputs=spec_data, device=True, resumable=True)
+
+FAMILIES = [RUN_ALIGNMENT, SUMMARISE_ALIGNMENT, RUN_EASY_DIFFICULT, RUN_DISK, RUN_SPECTRAL_BIAS, RUN_SUPERNAT,
+            RUN_RBF_CAPACITY, RUN_PERTURBATION, RUN_COMPLEXITY]

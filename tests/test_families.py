@@ -1,0 +1,75 @@
+"""Run families: declared once, they keep every rule name and path that users' results trees and
+cluster profiles rely on, and make exactly the runs their figures read."""
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from linearlens.families import RunFamily, declared_families
+from linearlens.manifests import george_thesis_runs as george
+
+ROOT = Path(__file__).resolve().parents[1]
+
+def test_a_family_parses_its_run_ids_into_wildcards():
+    family = RunFamily("doc", "ch1", "sweep", lambda group: {}, "{family}/{setting}/seed{seed}", {"rows": ".csv"})
+    assert family.rule == "doc_ch1_run_sweep" and family.script_file == "doc_ch1_run_sweep.py"
+    values = family.wildcard_values(["mlp/lr0.1/seed0", "mlp/lr0.01/seed1", "cnn/lr0.1/seed0"])
+    assert values == {"family": {"mlp", "cnn"}, "setting": {"lr0.1", "lr0.01"}, "seed": {"0", "1"}}
+    with pytest.raises(ValueError, match="does not have the form"):
+        family.wildcard_values(["mlp/seed0"])
+    assert family.output("rows", "mlp/lr0.1/seed0") == "results/doc/runs/ch1/sweep/mlp/lr0.1/seed0.csv"
+    assert family.state_of("mlp/lr0.1/seed0") == "results/doc/state/ch1/sweep/mlp/lr0.1/seed0.pt"
+
+
+# Chapter 6's rules and files as they were written by hand, before the families generated them.
+GEORGE_CH6 = {
+    "george_thesis_ch6_run_alignment": ["alignment/{family}/{setting}/seed{seed}.csv",
+                                        "alignment/{family}/{setting}/seed{seed}_layers.csv",
+                                        "alignment/{family}/{setting}/seed{seed}_grams.npz"],
+    "george_thesis_ch6_summarise_alignment": ["alignment/{family}/{setting}/seed{seed}_spectra.csv",
+                                              "alignment/{family}/{setting}/seed{seed}_trace_ratios.npz"],
+    "george_thesis_ch6_run_easy_difficult": ["easy_difficult/{family}/{setting}/seed{seed}.csv",
+                                             "easy_difficult/{family}/{setting}/seed{seed}_layers.csv"],
+    "george_thesis_ch6_run_disk": ["disk/seed{seed}.npz"],
+    "george_thesis_ch6_run_spectral_bias": ["spectral_bias/spectrum.npz"],
+    "george_thesis_ch6_run_supernat": ["supernat/curves.npz"],
+    "george_thesis_ch6_run_rbf_capacity": ["rbf_capacity/bounds.npz"],
+    "george_thesis_ch6_run_perturbation": ["perturbation/seed{seed}.npz"],
+    "george_thesis_ch6_run_complexity": ["complexity/{run}/seed{seed}.csv", "complexity/{run}/seed{seed}.json"],
+}
+
+
+def test_george_ch6_families_keep_their_rule_names_and_paths():
+    families = {family.rule: family for family in george.FAMILIES}
+    assert set(families) == set(GEORGE_CH6)
+    for rule, outputs in GEORGE_CH6.items():
+        patterns = list(families[rule].output_patterns().values())
+        assert patterns == [f"results/george_thesis/runs/ch6/{output}" for output in outputs], rule
+        assert (ROOT / "src" / "scripts" / families[rule].script_file).is_file()
+    assert families["george_thesis_ch6_run_perturbation"].state_of("seed3") == (
+        "results/george_thesis/state/ch6/perturbation/seed3.pt")
+
+
+@pytest.mark.parametrize("scale", ["smoke", "config", "paper"])
+def test_george_ch6_grids_hold_the_runs_the_figures_read(scale):
+    """Each family's grid makes every file its figures and claim sets read, and no run that none reads."""
+    from linearlens.manifests.george_thesis import CLAIM_SETS, ENTRIES
+
+    document_config = yaml.safe_load((ROOT / "config" / f"{scale}.yaml").read_text())["george_thesis"]
+    read = {path for item in [*ENTRIES, *CLAIM_SETS] if item.inputs and item.configured(document_config)
+            for files in item.inputs(document_config).values() for path in files
+            if path.startswith("results/george_thesis/runs/ch6/")}
+    made = set()
+    for family in george.FAMILIES:
+        if (group := family.config_group(document_config)) is not None:
+            outputs = {run_id: {family.output(name, run_id) for name in family.outputs}
+                       for run_id in family.grid(group)}
+            assert {run_id for run_id, files in outputs.items() if not files & read} == set(), family.rule
+            made |= set().union(*outputs.values())
+    assert read and read <= made
+
+
+def test_every_family_is_declared_once():
+    rules = [family.rule for family in declared_families()]
+    assert len(rules) == len(set(rules))
