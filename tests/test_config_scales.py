@@ -8,6 +8,7 @@ import yaml
 from linearlens.config import (
     CONFIG_DIR,
     REMOVE,
+    REPLACE,
     ConfigError,
     compose,
     load_scale,
@@ -21,8 +22,11 @@ SCHEMA = CONFIG_DIR / "schema" / "config.schema.yaml"
 
 
 def leaves(mapping, path=()):
-    """(path, value) of every non-mapping value."""
+    """(path, value) of every non-mapping value, but inside a mapping that replaces the one below
+    (it states its whole content, so it repeats what it keeps)."""
     for key, value in mapping.items():
+        if isinstance(value, dict) and value.get(REPLACE) is True:
+            continue
         if isinstance(value, dict) and value:
             yield from leaves(value, (*path, key))
         else:
@@ -52,6 +56,16 @@ def test_an_overlay_never_repeats_what_it_overlays(scale, below):
 
 def test_a_repeated_value_is_found():
     assert repeated_values({"a": {"b": 1, "c": [2]}, "d": 3}, {"a": {"b": 1, "c": [2, 3]}, "d": 3.0}) == ["a.b"]
+    assert repeated_values({"a": {REPLACE: True, "b": 1}}, {"a": {"b": 1, "c": 2}}) == []
+
+
+def test_a_replacing_mapping_keeps_its_own_keys_in_its_own_order():
+    base = {"model": {"name": "mlp", "hidden": [8], "activation": "relu"}, "steps": 3}
+    replaced = overlay(base, {"model": {REPLACE: True, "activation": "tanh", "name": "mlp"}})
+    assert replaced == {"model": {"activation": "tanh", "name": "mlp"}, "steps": 3}
+    assert list(replaced["model"]) == ["activation", "name"]
+    merged = overlay(base, {"model": {"activation": "tanh", "width": 4}})
+    assert list(merged["model"]) == ["name", "hidden", "activation", "width"]
 
 
 def test_remove_deletes_a_setting_and_null_stays_a_value():

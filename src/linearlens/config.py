@@ -91,8 +91,12 @@ def validate_config(config: dict, schema_path: str | Path, source: str = "config
 # A configuration is composed from layers, each a YAML mapping merged over the ones before it:
 #   config/base.yaml <- the scale's overlays <- the user's own --configfile files <- --config values.
 # Merging is Snakemake's: mappings merge key by key, recursively; anything else (a list, a number,
-# null) replaces what was there. Two additions:
+# null) replaces what was there. Three additions:
 #   - a key set to REMOVE is deleted (null cannot say so: it is a value several settings use);
+#   - a mapping holding `REPLACE: true` replaces the mapping below instead of merging into it. Key
+#     order reaches results (a figure draws its settings in config order, records store their
+#     settings as written), and merging puts the keys a layer adds after the ones below it: a
+#     scale whose keys come in another order states that mapping whole;
 #   - the datasets block of a scale's first overlay replaces the base's instead of merging into it,
 #     so a paper run never inherits a stand-in. A later layer (the rehearsal, a user's file)
 #     merges into the scale's datasets as into any block.
@@ -109,6 +113,7 @@ SCALE_OVERLAYS = {
     "rehearsal": ("paper.yaml", "rehearsal.yaml"),
 }
 REMOVE = "__remove__"
+REPLACE = "__replace__"
 REPLACED_PER_SCALE = ("datasets",)
 
 
@@ -126,16 +131,16 @@ def overlay(config: dict, layer: dict) -> dict:
     for key, value in layer.items():
         if value == REMOVE:
             merged.pop(key, None)
-        elif isinstance(value, dict) and isinstance(merged.get(key), dict):
+        elif isinstance(value, dict) and isinstance(merged.get(key), dict) and value.get(REPLACE) is not True:
             merged[key] = overlay(merged[key], value)
         else:
-            merged[key] = _without_removals(value)
+            merged[key] = _without_markers(value)
     return merged
 
 
-def _without_removals(value):
+def _without_markers(value):
     if isinstance(value, dict):
-        return {key: _without_removals(item) for key, item in value.items() if item != REMOVE}
+        return {key: _without_markers(item) for key, item in value.items() if key != REPLACE and item != REMOVE}
     return value
 
 
@@ -151,9 +156,9 @@ def compose(scale: str, user_layers=(), config_dir: str | Path = CONFIG_DIR) -> 
     base, *overlays = (read_layer(path) for path in scale_files(scale, config_dir))
     config = base
     for index, layer in enumerate(overlays):
-        if index == 0:
+        if index == 0:  # the scale's own datasets, never the base's
             config = {key: value for key, value in config.items()
-                      if key not in REPLACED_PER_SCALE or key not in layer}
+                      if not (key in REPLACED_PER_SCALE and key in layer)}
         config = overlay(config, layer)
     for layer in user_layers:
         config = overlay(config, layer)
@@ -176,8 +181,7 @@ def workflow_config(configfiles=(), overrides: dict | None = None, config_dir: s
     files, then the ``--config`` values. A scale's own file given as ``--configfile`` (the usual
     ``--configfile config/paper.yaml``) selects that scale and is not applied twice."""
     files = [(Path(path).resolve(), read_layer(path)) for path in configfiles]
-    user_layers = [layer for _, layer in files] + [dict(overrides or {})]
-    scale = selected_scale(user_layers)
+    overrides = dict(overrides or {})
+    scale = selected_scale([*(layer for _, layer in files), overrides])
     shipped = {path.resolve() for path in scale_files(scale, config_dir)}
-    own_layers = [layer for path, layer in files if path not in shipped] + [dict(overrides or {})]
-    return compose(scale, own_layers, config_dir)
+    return compose(scale, [*(layer for path, layer in files if path not in shipped), overrides], config_dir)
