@@ -1,4 +1,5 @@
-"""Workflow configuration: validation against the JSON schema with messages that name the key.
+"""Workflow configuration: its composition from a base and one overlay per scale (below), and its
+validation against the JSON schema with messages that name the key.
 
 jsonschema does the checking; this module only says, for each violation, which key is wrong
 and what the schema expected there.
