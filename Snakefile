@@ -5,11 +5,8 @@ from snakemake.utils import min_version
 min_version("9.0")
 
 
-# The quick config is the default. A --configfile replaces it rather than merging into it, so a
-# paper-scale run never inherits the quick datasets.
-if not workflow.overwrite_configfiles:
-
-    configfile: "config/config.yaml"
+# The configuration is composed in rules/common.smk: config/base.yaml, the scale's overlay (quick
+# unless a --configfile or --config names another `scale:`), the user's own files, --config values.
 
 
 report: "rules/report/workflow.rst"

@@ -18,7 +18,7 @@ sys.path.insert(0, str(SRC))
 from linearlens import paths
 from linearlens.canonical import canonical
 from linearlens.code_inputs import import_closure, module_closure
-from linearlens.config import validate_config
+from linearlens.config import scale_files, validate_config, workflow_config
 from linearlens.families import DOCUMENTS
 from linearlens.models.names import model_module, named_models
 from linearlens.data.registry import OPENML_MARKER, RAW_DIR, SOURCES, get_source, raw_paths
@@ -37,10 +37,17 @@ for variable, value in HEAP_ENVIRONMENT.items():
     os.environ.setdefault(variable, value)
 
 
+# base <- scale overlay(s) <- the user's --configfile files <- --config values (linearlens.config).
+# The composed configuration replaces what Snakemake merged from the command line, in place.
+CONFIG_DIR = Path(workflow.basedir) / "config"
+_composed = workflow_config(workflow.overwrite_configfiles, dict(workflow.config_settings.config), CONFIG_DIR)
+config.clear()
+config.update(_composed)
 validate_config(
     config,
-    Path(workflow.basedir) / "config" / "schema" / "config.schema.yaml",
-    source=f"configuration ({', '.join(map(str, workflow.configfiles)) or 'config'})",
+    CONFIG_DIR / "schema" / "config.schema.yaml",
+    source=f"configuration (scale {config.get('scale')}: config/base.yaml and its overlays"
+    + "".join(f", {path}" for path in workflow.overwrite_configfiles) + ")",
 )
 
 # The four documents, in report order, each with its manifest (every figure and table it has).

@@ -3,7 +3,8 @@
 # apart), the jobs, GPU-hours, peak GPU memory and download size, whatever config it is started
 # with; `snakemake rehearse_gpu` measures the heavy families' steps on a GPU for it.
 
-PAPER_CONFIG = os.path.relpath(Path(workflow.basedir) / "config" / "paper.yaml")
+# The paper configuration's files: config/base.yaml and its paper overlay.
+PAPER_CONFIG = [os.path.relpath(path) for path in scale_files("paper", CONFIG_DIR)]
 REHEARSE_GPU_CSV = paths.benchmark("rehearse_gpu")
 
 

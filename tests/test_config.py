@@ -14,7 +14,7 @@ import referencing.exceptions
 import tomllib
 import yaml
 
-from linearlens.config import ConfigError, config_errors, load_schema, schema_registry, validate_config
+from linearlens.config import ConfigError, config_errors, load_scale, load_schema, schema_registry, validate_config
 from linearlens.data.registry import SOURCES
 from rule_blocks import rule_blocks
 
@@ -22,22 +22,22 @@ ROOT = Path(__file__).resolve().parents[1]
 SCHEMA_DIR = ROOT / "config" / "schema"
 SCHEMA = SCHEMA_DIR / "config.schema.yaml"
 DOCUMENTS = ["telescoping", "iterative_linearisation", "george_thesis", "karp_thesis"]
-CONFIGS = ["config.yaml", "paper.yaml", "smoke.yaml"]
+SCALES = ["quick", "paper", "smoke", "rehearsal"]
 
 
-def _config(name):
-    return yaml.safe_load((ROOT / "config" / name).read_text())
+def _config(scale):
+    return load_scale(scale)
 
 
-@pytest.mark.parametrize("name", CONFIGS)
-def test_shipped_configs_are_valid(name):
-    """The split schema (entry point plus the files its $refs name) accepts every shipped config."""
-    validate_config(_config(name), SCHEMA)
+@pytest.mark.parametrize("scale", SCALES)
+def test_shipped_configs_are_valid(scale):
+    """The split schema (entry point plus the files its $refs name) accepts every shipped scale."""
+    validate_config(_config(scale), SCHEMA)
 
 
-@pytest.mark.parametrize("name", CONFIGS)
-def test_config_scale_matches_file(name):
-    assert _config(name)["scale"] == {"config.yaml": "quick", "paper.yaml": "paper", "smoke.yaml": "smoke"}[name]
+@pytest.mark.parametrize("scale", SCALES)
+def test_each_scale_records_its_name(scale):
+    assert _config(scale)["scale"] == scale
 
 
 def test_schema_sources_are_the_registry():
@@ -46,7 +46,7 @@ def test_schema_sources_are_the_registry():
 
 
 def test_quick_and_smoke_configs_need_no_download():
-    for name in ("config.yaml", "smoke.yaml"):
+    for name in ("quick", "smoke"):
         for dataset, spec in _config(name)["datasets"].items():
             assert not SOURCES[spec["source"]].needs_download, f"{name}: {dataset} downloads"
 
@@ -111,7 +111,7 @@ def test_quick_and_smoke_configs_need_no_download():
     ],
 )
 def test_invalid_config_names_the_key(mutate, key, expectation):
-    config = copy.deepcopy(_config("smoke.yaml"))
+    config = copy.deepcopy(_config("smoke"))
     mutate(config)
     problems = config_errors(config, load_schema(SCHEMA))
     assert any(f"config key '{key}'" in p and expectation in p for p in problems), problems
@@ -122,7 +122,7 @@ def test_invalid_config_names_the_key(mutate, key, expectation):
 
 @pytest.mark.parametrize("section", ["george_thesis", "karp_thesis"])
 def test_thesis_sections_are_optional_and_may_be_empty(section):
-    config = {key: value for key, value in _config("smoke.yaml").items() if key != section}
+    config = {key: value for key, value in _config("smoke").items() if key != section}
     validate_config(config, SCHEMA)
     validate_config({**config, section: {}}, SCHEMA)
 
@@ -177,7 +177,7 @@ def test_schema_refs_resolve_against_the_schema_files_directory(tmp_path, monkey
     (tmp_path / "george_thesis.schema.yaml").write_text(
         "type: object\nadditionalProperties: false\nproperties: {chapter_2: {type: object}}\n")
     monkeypatch.chdir(tmp_path)
-    config = {**_config("smoke.yaml"), "george_thesis": {"chapter_2": {}}}
+    config = {**_config("smoke"), "george_thesis": {"chapter_2": {}}}
     validate_config(config, "config.schema.yaml")
     with pytest.raises(ConfigError, match="'chapter_2' was unexpected"):
         validate_config(config, SCHEMA)

@@ -4,8 +4,8 @@ cluster profiles rely on, and make exactly the runs their figures read."""
 from pathlib import Path
 
 import pytest
-import yaml
 
+from linearlens.config import load_scale
 from linearlens.families import RunFamily, declared_families
 from linearlens.manifests import george_thesis_runs as george
 
@@ -51,12 +51,12 @@ def test_george_ch6_families_keep_their_rule_names_and_paths():
         "results/george_thesis/state/ch6/perturbation/seed3.pt")
 
 
-@pytest.mark.parametrize("scale", ["smoke", "config", "paper"])
+@pytest.mark.parametrize("scale", ["smoke", "quick", "paper", "rehearsal"])
 def test_george_ch6_grids_hold_the_runs_the_figures_read(scale):
     """Each family's grid makes every file its figures and claim sets read, and no run that none reads."""
     from linearlens.manifests.george_thesis import CLAIM_SETS, ENTRIES
 
-    document_config = yaml.safe_load((ROOT / "config" / f"{scale}.yaml").read_text())["george_thesis"]
+    document_config = load_scale(scale)["george_thesis"]
     read = {path for item in [*ENTRIES, *CLAIM_SETS] if item.inputs and item.configured(document_config)
             for files in item.inputs(document_config).values() for path in files
             if path.startswith("results/george_thesis/runs/ch6/")}

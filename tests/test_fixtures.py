@@ -12,8 +12,8 @@ import numpy as np
 import openml  # noqa: F401  (imported here, not under the socket block: urllib3 probes IPv6 on import)
 import pandas as pd
 import pytest
-import yaml
 
+from linearlens.config import load_scale
 from linearlens.data import fixtures, spurious
 from linearlens.data.cifar import read_cifar10_archive
 from linearlens.data.damaged import DamagedFileError
@@ -26,7 +26,7 @@ from linearlens.data.text import text_file_tokens
 from linearlens.data.weights import read_state_dict
 
 ROOT = Path(__file__).resolve().parents[1]
-PAPER = yaml.safe_load((ROOT / "config" / "paper.yaml").read_text())
+PAPER = load_scale("paper")
 MANIFEST = fixtures.MANIFEST
 FILE_DATASETS = sorted(fixtures.file_datasets(PAPER["datasets"]))
 

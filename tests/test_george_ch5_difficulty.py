@@ -10,7 +10,6 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-import yaml
 
 from linearlens.analysis.george_thesis.ch5 import (
     at_progress,
@@ -27,6 +26,7 @@ from linearlens.analysis.george_thesis.ch5 import (
     run_settings,
     turning_point,
 )
+from linearlens.config import load_scale
 from linearlens.data import transforms
 from linearlens.data.cscores import binned_cscores, holdout_cscores, rank_bins, split_scores, tracked_per_bin
 from linearlens.data.prepare import prepare_dataset
@@ -36,9 +36,6 @@ from linearlens.models.zoo import build_model, save_model
 from linearlens.train.schedules import LossThresholds, epoch_starts, geometric_thresholds
 from linearlens.train.session import Session
 from linearlens.train.tasks import load_task
-
-CONFIG = "config/config.yaml"
-
 
 # --- C-scores -------------------------------------------------------------------------------------
 
@@ -243,7 +240,7 @@ def test_the_lazy_run_stops_at_its_mean_loss_and_a_sweep_run_obeys_its_cap(tiny)
 # --- the run grid ---------------------------------------------------------------------------------
 
 def _quick_spec():
-    return yaml.safe_load(open(CONFIG))["george_thesis"]["ch5"]["difficulty"]
+    return load_scale("quick")["george_thesis"]["ch5"]["difficulty"]
 
 
 def test_the_quick_grid_and_what_each_run_reads():
@@ -311,7 +308,7 @@ def test_memorisation_onset_and_which_run_memorises_later():
 
 
 def test_the_figures_and_claims_read_the_runs_of_the_smoke_config():
-    smoke = yaml.safe_load(open("config/smoke.yaml"))["george_thesis"]["ch5"]["difficulty"]
+    smoke = load_scale("smoke")["george_thesis"]["ch5"]["difficulty"]
     inputs = difficulty_figure_inputs(smoke, "fig_C_1")
     assert inputs["runs"][-1].endswith("alpha100_lr0.05/seed0.csv")
     assert json.dumps(difficulty_claim_inputs(smoke))  # plain data for the claims job's params

@@ -8,13 +8,11 @@ import hashlib
 import json
 import math
 import pickle
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 import torch
-import yaml
 from PIL import Image
 from torch import nn
 
@@ -27,6 +25,7 @@ from linearlens.analysis.george_thesis.ch5 import (
     spurious_run_settings,
 )
 from linearlens.claims.george_thesis.ch5 import spurious_claims
+from linearlens.config import load_scale
 from linearlens.data import spurious
 from linearlens.data.download import DatasetUnavailableError, fetch
 from linearlens.data.fixtures import write_celeba_files, write_waterbirds_tar
@@ -491,9 +490,9 @@ def test_run_settings_leave_names_out_and_paths_are_per_seed():
         "results/data/celeba_data.npz", "results/data/waterbirds_data.npz"]
 
 
-@pytest.mark.parametrize("name", ["config.yaml", "smoke.yaml", "paper.yaml"])
+@pytest.mark.parametrize("name", ["quick", "smoke", "paper"])
 def test_configs_name_their_datasets_and_weights(name):
-    config = yaml.safe_load((Path(__file__).parents[1] / "config" / name).read_text())
+    config = load_scale(name)
     spec = config["george_thesis"]["ch5"]["spurious"]
     check_spurious_spec(spec)
     for family in spec["families"].values():

@@ -6,9 +6,9 @@ import logging
 
 import matplotlib.pyplot as plt
 import pandas as pd
-import yaml
 
 from linearlens.analysis.iterative_linearisation import best_accuracies
+from linearlens.config import load_scale
 from linearlens.figures.iterative_linearisation import (
     _large_k_panel,
     how_it_ended,
@@ -22,8 +22,8 @@ from test_iterative_linearisation_claims import ramp, rise, run, scaling_runs
 
 
 def test_quick_figures_name_their_stand_in_networks_and_paper_scale_names_none():
-    quick = yaml.safe_load(open("config/config.yaml"))["iterative_linearisation"]
-    paper = yaml.safe_load(open("config/paper.yaml"))["iterative_linearisation"]
+    quick = load_scale("quick")["iterative_linearisation"]
+    paper = load_scale("paper")["iterative_linearisation"]
     assert "stand-in for the paper's LeNet" in stand_in_network(quick, ["full_batch", "mini_batch"])
     assert "stand-in for ResNet-18" in stand_in_network(quick, ["resnet_no_bn", "resnet_bn"])
     assert stand_in_network(paper, ["full_batch", "resnet_bn"]) == ""

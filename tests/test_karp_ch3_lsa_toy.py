@@ -23,7 +23,7 @@ from linearlens.analysis.karp_thesis.ch3 import (
     trend,
 )
 from linearlens.claims.karp_thesis.ch3 import TOY_THRESHOLDS, local_signal_claims, toy_claims
-from linearlens.config import config_errors, load_schema
+from linearlens.config import config_errors, load_scale, load_schema
 from linearlens.experiments.karp_thesis import ch3
 from linearlens.manifests.entries import BUILT
 from linearlens.manifests.jobs import ClaimsJob, FigureJob
@@ -352,7 +352,7 @@ def test_figure_renders(short_run, tmp_path):
 def test_manifest_builds_fig_3_3_and_its_claims_from_the_quick_config():
     from linearlens.manifests.karp_thesis import CLAIM_SETS, ENTRIES
 
-    document = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())["karp_thesis"]
+    document = load_scale("quick")["karp_thesis"]
     entry = next(entry for entry in ENTRIES if entry.id == "fig_3_3")
     assert entry.status == BUILT and entry.configured(document)
     assert entry.inputs(document) == {"runs": [toy_run_path(document["ch3"]["toy"])]}
@@ -371,17 +371,17 @@ def test_schema_describes_every_toy_key_and_rejects_others():
     toy = section["properties"]["ch3"]["properties"]["toy"]
     assert section["properties"]["ch3"]["additionalProperties"] is False
     assert all(value.get("description") for value in toy["properties"].values())
-    for name in ("config.yaml", "paper.yaml", "smoke.yaml"):
-        config = yaml.safe_load((ROOT / "config" / name).read_text())
+    for name in ("quick", "paper", "smoke"):
+        config = load_scale(name)
         assert set(config["karp_thesis"]["ch3"]["toy"]) == set(toy["properties"])
-    config = yaml.safe_load((ROOT / "config" / "smoke.yaml").read_text())
+    config = load_scale("smoke")
     wrong = copy.deepcopy(config)
     wrong["karp_thesis"]["ch3"]["toy"]["sigma"] = 1.0
     assert any("karp_thesis.ch3.toy" in problem for problem in config_errors(wrong, schema))
     wrong = copy.deepcopy(config)
     wrong["karp_thesis"]["ch3"]["toy"]["route"] = "sideways"
     assert any("karp_thesis.ch3.toy.route" in problem for problem in config_errors(wrong, schema))
-    paper = yaml.safe_load((ROOT / "config" / "paper.yaml").read_text())["karp_thesis"]["ch3"]["toy"]
+    paper = load_scale("paper")["karp_thesis"]["ch3"]["toy"]
     assert {key: paper[key] for key in ("k", "d", "noise_multiplier", "lr_w", "lr_b", "batch_size", "steps",
                                         "eval_every", "test_samples")} == {
         "k": 1000, "d": 10, "noise_multiplier": 1.0, "lr_w": 0.1, "lr_b": 1e-4, "batch_size": 500,

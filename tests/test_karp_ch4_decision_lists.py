@@ -8,7 +8,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-import yaml
 
 from linearlens.analysis.karp_thesis.ch4 import (
     permuted_to_diagonal,
@@ -17,7 +16,7 @@ from linearlens.analysis.karp_thesis.ch4 import (
     structure_summary,
 )
 from linearlens.claims.karp_thesis.ch4 import THRESHOLDS, decision_list_claims
-from linearlens.config import config_errors, load_schema
+from linearlens.config import config_errors, load_scale, load_schema
 from linearlens.experiments.karp_thesis.ch4 import (
     decision_list_labels,
     decision_lists,
@@ -241,15 +240,15 @@ def test_figure_writes_png_pdf_and_sidecar(run, tmp_path):
 
 # --- config -------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name", ["config.yaml", "paper.yaml", "smoke.yaml"])
+@pytest.mark.parametrize("name", ["quick", "paper", "smoke"])
 def test_every_config_sets_chapter_4(name):
-    spec = yaml.safe_load((ROOT / "config" / name).read_text())["karp_thesis"]["ch4"]
-    if name != "smoke.yaml":
+    spec = load_scale(name)["karp_thesis"]["ch4"]
+    if name != "smoke":
         assert spec == THESIS
 
 
 def test_smoke_setting_keeps_the_structure():
-    spec = yaml.safe_load((ROOT / "config" / "smoke.yaml").read_text())["karp_thesis"]["ch4"]
+    spec = load_scale("smoke")["karp_thesis"]["ch4"]
     record = one_step_run(spec)
     record["settings"] = json.loads(str(record["settings"]))
     assert structure_summary(record)["fraction_at_permutation"] >= 0.99
@@ -262,7 +261,7 @@ def test_smoke_setting_keeps_the_structure():
     (lambda spec: spec.update(learning_rate=0), "karp_thesis.ch4.learning_rate", "less than or equal to the minimum"),
 ])
 def test_invalid_chapter_4_config_names_the_key(mutate, key, expectation):
-    config = yaml.safe_load((ROOT / "config" / "smoke.yaml").read_text())
+    config = load_scale("smoke")
     mutate(config["karp_thesis"]["ch4"])
     problems = config_errors(config, load_schema(ROOT / "config" / "schema" / "config.schema.yaml"))
     assert any(f"config key '{key}'" in p and expectation in p for p in problems), problems

@@ -11,9 +11,9 @@ import tracemalloc
 import numpy as np
 import pytest
 import torch
-import yaml
 from torch.func import functional_call, vmap
 
+from linearlens.config import load_scale
 from linearlens.data.text import split_tokens, token_dtype, token_stream
 from linearlens.experiments.karp_thesis import ch5 as experiments
 from linearlens.models import transformer
@@ -120,7 +120,7 @@ def test_validation_in_chunks_gives_the_same_loss(corpus):
 # --- memory at paper size -------------------------------------------------------------------------
 
 def paper_ch5() -> dict:
-    return yaml.safe_load((ROOT / "config" / "paper.yaml").read_text())["karp_thesis"]["ch5"]
+    return load_scale("paper")["karp_thesis"]["ch5"]
 
 
 def paper_jobs() -> dict[str, tuple[dict, int]]:

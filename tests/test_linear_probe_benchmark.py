@@ -1,14 +1,13 @@
 """The Fig 6 probe cost benchmark on the quick config's experiment: its table, not its speed."""
 
-from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
 
 from linearlens.benchmarks.linear_probe import METHODS, figure_cost, fit_seconds
+from linearlens.config import load_scale
 
-CONFIG = yaml.safe_load((Path(__file__).resolve().parents[1] / "config" / "config.yaml").read_text())[
+CONFIG = load_scale("quick")[
     "iterative_linearisation"]
 
 

@@ -1,15 +1,14 @@
 """The optimiser step-cost benchmark on the smoke config's cases: its table, not its speed."""
 
 import logging
-from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
 
 from linearlens.benchmarks.optimisers import KINDS, run_optimiser_benchmark
+from linearlens.config import load_scale
 
-SETTINGS = yaml.safe_load((Path(__file__).resolve().parents[1] / "config" / "smoke.yaml").read_text())[
+SETTINGS = load_scale("smoke")[
     "benchmarks"]["optimisers"]
 LOG = logging.getLogger(__name__)
 

@@ -10,10 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from snakemake.common.configfile import load_configfile
-from snakemake.utils import update_config
 
-from linearlens.config import validate_config
+from linearlens.config import load_scale, validate_config
 
 ROOT = Path(__file__).resolve().parents[1]
 PAPER = ROOT / "config" / "paper.yaml"
@@ -41,10 +39,8 @@ ALLOWED = BUDGET | GRID | BATCH | DATA_SIZE | RUN
 
 
 def rehearsal_config() -> dict:
-    """The configuration Snakemake builds from ``--configfile config/paper.yaml config/rehearsal.yaml``."""
-    config = load_configfile(str(PAPER))
-    update_config(config, load_configfile(str(REHEARSAL)))
-    return config
+    """The configuration ``--configfile config/paper.yaml config/rehearsal.yaml`` builds."""
+    return load_scale("rehearsal")
 
 
 def differences(paper, rehearsal, path=()):
@@ -80,11 +76,11 @@ def test_the_rehearsal_is_a_valid_configuration():
 
 
 def test_the_rehearsal_differs_from_the_paper_only_in_allow_listed_keys():
-    assert disallowed(load_configfile(str(PAPER)), rehearsal_config()) == []
+    assert disallowed(load_scale("paper"), rehearsal_config()) == []
 
 
 def test_a_changed_model_is_caught_as_a_difference_that_is_not_allowed():
-    paper = load_configfile(str(PAPER))
+    paper = load_scale("paper")
     changed = copy.deepcopy(paper)
     changed["george_thesis"]["ch3"]["showcase"]["model"]["name"] = "resnet18"
     changed["telescoping"]["approximation"]["steps"] = 3
@@ -92,7 +88,7 @@ def test_a_changed_model_is_caught_as_a_difference_that_is_not_allowed():
 
 
 def test_a_narrowed_model_is_caught_unless_it_is_a_listed_exception():
-    paper = load_configfile(str(PAPER))
+    paper = load_scale("paper")
     narrowed = copy.deepcopy(paper)
     narrowed["karp_thesis"]["ch3"]["model"]["widths"] = [16, 32, 64]   # "widths" is a grid key elsewhere
     assert disallowed(paper, narrowed) == ["karp_thesis.ch3.model.widths"]
@@ -101,13 +97,13 @@ def test_a_narrowed_model_is_caught_unless_it_is_a_listed_exception():
 
 
 def test_every_listed_exception_is_a_change_the_rehearsal_makes():
-    paper, rehearsal = load_configfile(str(PAPER)), rehearsal_config()
+    paper, rehearsal = load_scale("paper"), rehearsal_config()
     changed = {".".join(map(str, path)) for path in differences(paper, rehearsal)}
     assert set(rehearsal["model_exceptions"]) <= changed
 
 
 def test_the_rehearsal_cuts_a_budget_of_every_document():
-    paper, rehearsal = load_configfile(str(PAPER)), rehearsal_config()
+    paper, rehearsal = load_scale("paper"), rehearsal_config()
     changed = {path[0] for path in differences(paper, rehearsal)}
     assert {"telescoping", "iterative_linearisation", "george_thesis", "karp_thesis"} <= changed
 

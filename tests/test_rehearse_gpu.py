@@ -5,7 +5,6 @@ import math
 from pathlib import Path
 
 import torch
-import yaml
 
 from linearlens.analysis.george_thesis.ch5 import difficulty_runs
 from linearlens.benchmarks import plan
@@ -19,6 +18,7 @@ from linearlens.benchmarks.rehearse_gpu import (
     rehearse,
     time_steps,
 )
+from linearlens.config import load_scale
 from linearlens.experiments.settings import experiment_runs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -65,7 +65,7 @@ def test_the_paper_config_rehearses_the_heavy_families(tmp_path):
     difficulty run of each experiment and architecture, ch. 6's VGG19 and ResNet18 alignment runs, Karp ch. 2's three ResNet-20 configurations,
     ch. 3's two models at each image size, ch. 5's grown BERT and UL2 and each iterative-linearisation
     experiment at the ends of its K grid (built only when timed)."""
-    paper = yaml.safe_load((ROOT / "config" / "paper.yaml").read_text())
+    paper = load_scale("paper")
     sizes = len(paper["karp_thesis"]["ch3"]["images"]["sizes"])
     experiments = len(paper["iterative_linearisation"]["experiments"])
     difficulty = {(run["experiment"], run["architecture"]) for run in difficulty_runs(paper["george_thesis"]["ch5"]["difficulty"])}
@@ -75,7 +75,7 @@ def test_the_paper_config_rehearses_the_heavy_families(tmp_path):
 def test_the_karp_families_step_their_runs_learners_at_a_tiny_size():
     """Karp ch. 2's lockstep block and ch. 3's linearised WRN, their paper settings cut to a few
     images and narrow layers, take steps on the CPU (the paper sizes need the GPU)."""
-    paper = yaml.safe_load((ROOT / "config" / "paper.yaml").read_text())
+    paper = load_scale("paper")
     pairs = {**paper["karp_thesis"]["ch2"]["configurations"]["2b"], "sizes": [32], "pairs_per_job": 1, "batch_size": 4}
     ch3 = paper["karp_thesis"]["ch3"]
     ch3 = {**ch3, "model": {**ch3["model"], "widths": [2, 2, 2], "stem": 2},
@@ -90,7 +90,7 @@ def test_the_karp_families_step_their_runs_learners_at_a_tiny_size():
 def test_an_iterative_linearisation_run_steps_through_its_session(tmp_path):
     """The ResNet experiment's float64 2-D path (its paper run, the ResNet cut to a tiny one of its
     family and a few images)."""
-    paper = yaml.safe_load((ROOT / "config" / "paper.yaml").read_text())
+    paper = load_scale("paper")
     runs = experiment_runs(paper["iterative_linearisation"]["experiments"]["resnet_no_bn"])
     setting, run = next(reversed(runs.items()))
     tiny = {"name": "resnet", "widths": [2, 2, 2, 2], "blocks": [1, 1, 1, 1], "shortcut": "B", "batch_norm": False}
@@ -123,7 +123,7 @@ def test_the_karp_pairs_take_the_chapters_deterministic_settings(monkeypatch):
 
     calls = []
     monkeypatch.setattr(ch2, "deterministic", lambda device: calls.append(device))
-    paper = yaml.safe_load((ROOT / "config" / "paper.yaml").read_text())
+    paper = load_scale("paper")
     pairs = {**paper["karp_thesis"]["ch2"]["configurations"]["1a"], "sizes": [32], "pairs_per_job": 1}
     karp_ch2_pairs("1a", pairs, CPU, pool_test=8)
     assert calls == [CPU]

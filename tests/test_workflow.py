@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from linearlens.config import load_scale
 from linearlens.data.registry import SOURCES, raw_paths
 from linearlens.experiments.tabular import telescoped_sum_error
 from linearlens.families import declared_families
@@ -70,7 +71,7 @@ def test_quick_dry_run_downloads_nothing(tmp_path):
     result = snakemake(workflow_copy(tmp_path), "-n")
     assert result.returncode == 0, result.stderr
     counts = job_counts(result.stdout)
-    datasets = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())["datasets"]
+    datasets = load_scale("quick")["datasets"]
     assert counts["prepare_dataset"] == len(datasets)
     assert "download_file" not in counts and "fetch_openml" not in counts
 
@@ -88,7 +89,7 @@ def test_the_dag_builds_without_torch(tmp_path):
 def test_paper_dry_run_resolves_every_target_and_download(tmp_path):
     result = snakemake(workflow_copy(tmp_path), *PAPER_TARGETS, "-n", "--configfile", "config/paper.yaml")
     assert result.returncode == 0, result.stderr
-    datasets = yaml.safe_load((ROOT / "config" / "paper.yaml").read_text())["datasets"]
+    datasets = load_scale("paper")["datasets"]
     needed = {str(p) for spec in datasets.values()
               for p in raw_paths(spec["source"], spec.get("source_options"))}
     planned = planned_outputs(result.stdout, "download_file") | planned_outputs(result.stdout, "fetch_openml")
@@ -103,7 +104,7 @@ def test_smoke_run_builds_everything_and_resumes(tmp_path):
     # default limit leaves room for a busy one
     first = snakemake(workdir, "--cores", "2", "--configfile", "config/smoke.yaml", timeout=1200)
     assert first.returncode == 0, first.stderr[-3000:]
-    datasets = yaml.safe_load((ROOT / "config" / "smoke.yaml").read_text())["datasets"]
+    datasets = load_scale("smoke")["datasets"]
     for name in datasets:
         with np.load(workdir / "results" / "data" / f"{name}.npz") as arrays:
             if "train_tokens" in arrays:  # a text corpus: two byte streams, no labels
@@ -210,7 +211,7 @@ def planned_rules(workdir, *targets, configfile="config/smoke.yaml"):
 def check_reruns_follow_the_science(workdir):
     """On a finished smoke run: what reruns after each kind of change (dry runs)."""
     # The config written back with sorted keys (what a YAML tool does): same content, nothing to do.
-    smoke = yaml.safe_load((workdir / "config" / "smoke.yaml").read_text())
+    smoke = load_scale("smoke", workdir / "config")
     (workdir / "sorted.yaml").write_text(yaml.safe_dump(smoke, sort_keys=True))
     assert planned_rules(workdir, configfile="sorted.yaml") == {}
 
@@ -232,7 +233,7 @@ def check_reruns_follow_the_science(workdir):
     registry.write_text(original_registry)
 
     # One more width in one double-descent family: its new run, its figure, the claims, the report.
-    widened = yaml.safe_load((workdir / "config" / "smoke.yaml").read_text())
+    widened = load_scale("smoke", workdir / "config")
     widened["telescoping"]["double_descent"]["mnist_noisy"]["widths"].append(5)
     (workdir / "widened.yaml").write_text(yaml.safe_dump(widened, sort_keys=False))
     assert planned_rules(workdir, configfile="widened.yaml") == {
@@ -251,9 +252,25 @@ def check_reruns_follow_the_science(workdir):
     assert not {"telescoping_smoother_run", "iterative_linearisation_run", "prepare_dataset"} & rerun
 
 
+def test_a_users_configfile_overlays_the_quick_configuration(tmp_path):
+    """A --configfile of one setting changes that setting of the quick configuration, and the rest
+    stays: Fig 9 (the noisy and the clean sweep) plans the quick runs but the noisy sweep's widths
+    the file drops."""
+    workdir = workflow_copy(tmp_path)
+    (workdir / "mine.yaml").write_text("telescoping: {double_descent: {mnist_noisy: {widths: [1, 2]}}}\n")
+    figure = "results/telescoping/figures/fig_9.png"
+    noisy = load_scale("quick")["telescoping"]["double_descent"]["mnist_noisy"]
+    runs = {}
+    for name, args in {"quick": (), "mine": ("--configfile", "mine.yaml")}.items():
+        result = snakemake(workdir, figure, "-n", *args)
+        assert result.returncode == 0, result.stderr[-3000:]
+        runs[name] = job_counts(result.stdout + result.stderr)["telescoping_smoother_run"]
+    assert runs["quick"] - runs["mine"] == (len(noisy["widths"]) - 2) * len(noisy["seeds"]) > 0
+
+
 def test_invalid_config_fails_before_any_job_naming_the_key(tmp_path):
     workdir = workflow_copy(tmp_path)
-    config = yaml.safe_load((ROOT / "config" / "smoke.yaml").read_text())
+    config = load_scale("smoke")
     config["datasets"]["digits_3v5_tiny"]["label_noise"] = 1.5
     config["datasets"]["digits_3v5_tiny"]["lable_noise"] = 0.1
     (workdir / "config" / "bad.yaml").write_text(yaml.safe_dump(config))

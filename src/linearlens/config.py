@@ -1,4 +1,5 @@
-"""Workflow configuration: validation against the JSON schema with messages that name the key.
+"""Workflow configuration: its composition from a base and one overlay per scale (below), and its
+validation against the JSON schema with messages that name the key.
 
 jsonschema does the checking; this module only says, for each violation, which key is wrong
 and what the schema expected there.
@@ -84,3 +85,104 @@ def validate_config(config: dict, schema_path: str | Path, source: str = "config
     problems = config_errors(config, load_schema(schema_path))
     if problems:
         raise ConfigError(f"invalid {source}:\n  " + "\n  ".join(problems))
+
+
+# Scales: a base configuration with one overlay per scale (and the rehearsal over the paper's).
+#
+# A configuration is composed from layers, each a YAML mapping merged over the ones before it:
+#   config/base.yaml <- the scale's overlays <- the user's own --configfile files <- --config values.
+# Merging is Snakemake's: mappings merge key by key, recursively; anything else (a list, a number,
+# null) replaces what was there. Three additions:
+#   - a key set to REMOVE is deleted (null cannot say so: it is a value several settings use);
+#   - a mapping holding `REPLACE: true` replaces the mapping below instead of merging into it. Key
+#     order reaches results (a figure draws its settings in config order, records store their
+#     settings as written), and merging puts the keys a layer adds after the ones below it: a
+#     scale whose keys come in another order states that mapping whole;
+#   - the datasets block of a scale's first overlay replaces the base's instead of merging into it,
+#     so a paper run never inherits a stand-in. A later layer (the rehearsal, a user's file)
+#     merges into the scale's datasets as into any block.
+# The scale is the last `scale:` the user's files or --config name; without one it is quick, so a
+# user's own --configfile overlays the default configuration instead of replacing it.
+
+CONFIG_DIR = Path(__file__).resolve().parents[2] / "config"
+BASE = "base.yaml"
+DEFAULT_SCALE = "quick"
+SCALE_OVERLAYS = {
+    "smoke": ("smoke.yaml",),
+    "quick": ("quick.yaml",),
+    "paper": ("paper.yaml",),
+    "rehearsal": ("paper.yaml", "rehearsal.yaml"),
+}
+REMOVE = "__remove__"
+REPLACE = "__replace__"
+REPLACED_PER_SCALE = ("datasets",)
+
+
+def read_layer(path: str | Path) -> dict:
+    """One configuration file as a mapping (an empty file is an empty layer)."""
+    layer = yaml.safe_load(Path(path).read_text()) or {}
+    if not isinstance(layer, dict):
+        raise ConfigError(f"configuration file {path}: expected a mapping of keys, got {type(layer).__name__}")
+    return layer
+
+
+def overlay(config: dict, layer: dict) -> dict:
+    """``config`` with ``layer`` merged over it (a new mapping; neither argument changes)."""
+    merged = dict(config)
+    for key, value in layer.items():
+        if value == REMOVE:
+            merged.pop(key, None)
+        elif isinstance(value, dict) and isinstance(merged.get(key), dict) and value.get(REPLACE) is not True:
+            merged[key] = overlay(merged[key], value)
+        else:
+            merged[key] = _without_markers(value)
+    return merged
+
+
+def _without_markers(value):
+    if isinstance(value, dict):
+        return {key: _without_markers(item) for key, item in value.items() if key != REPLACE and item != REMOVE}
+    return value
+
+
+def scale_files(scale: str, config_dir: str | Path = CONFIG_DIR) -> list[Path]:
+    """The files a scale is made of, base first."""
+    if scale not in SCALE_OVERLAYS:
+        raise ConfigError(f"config key 'scale': {scale!r} is not one of {sorted(SCALE_OVERLAYS)}")
+    return [Path(config_dir) / name for name in (BASE, *SCALE_OVERLAYS[scale])]
+
+
+def compose(scale: str, user_layers=(), config_dir: str | Path = CONFIG_DIR) -> dict:
+    """The configuration of ``scale`` with the user's layers merged over it, in order."""
+    base, *overlays = (read_layer(path) for path in scale_files(scale, config_dir))
+    config = base
+    for index, layer in enumerate(overlays):
+        if index == 0:  # the scale's own datasets, never the base's
+            config = {key: value for key, value in config.items()
+                      if not (key in REPLACED_PER_SCALE and key in layer)}
+        config = overlay(config, layer)
+    for layer in user_layers:
+        config = overlay(config, layer)
+    return config
+
+
+def load_scale(scale: str, config_dir: str | Path = CONFIG_DIR) -> dict:
+    """The shipped configuration of one scale (smoke, quick, paper, rehearsal)."""
+    return compose(scale, config_dir=config_dir)
+
+
+def selected_scale(layers) -> str:
+    """The scale the last layer naming one selects; quick when none does."""
+    named = [layer["scale"] for layer in layers if "scale" in layer]
+    return named[-1] if named else DEFAULT_SCALE
+
+
+def workflow_config(configfiles=(), overrides: dict | None = None, config_dir: str | Path = CONFIG_DIR) -> dict:
+    """The configuration of a workflow run: the selected scale, then the user's ``--configfile``
+    files, then the ``--config`` values. A scale's own file given as ``--configfile`` (the usual
+    ``--configfile config/paper.yaml``) selects that scale and is not applied twice."""
+    files = [(Path(path).resolve(), read_layer(path)) for path in configfiles]
+    overrides = dict(overrides or {})
+    scale = selected_scale([*(layer for _, layer in files), overrides])
+    shipped = {path.resolve() for path in scale_files(scale, config_dir)}
+    return compose(scale, [*(layer for path, layer in files if path not in shipped), overrides], config_dir)

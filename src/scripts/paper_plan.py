@@ -3,8 +3,6 @@ run family, from a dry run of config/paper.yaml in a scratch directory (see benc
 
 from pathlib import Path
 
-import yaml
-
 from linearlens.benchmarks.plan import (
     PlanInputError,
     dry_run,
@@ -14,6 +12,7 @@ from linearlens.benchmarks.plan import (
     plan_table,
     read_measured,
 )
+from linearlens.config import load_scale
 from linearlens.workflow import logged_job
 
 with logged_job(snakemake) as log:
@@ -22,9 +21,9 @@ with logged_job(snakemake) as log:
     except PlanInputError as error:
         log.error("%s", error)
         raise SystemExit(1) from None
-    paper_config = Path(snakemake.input.config)
-    jobs = parse_jobs(dry_run(Path(snakemake.input.snakefile).resolve(), paper_config.resolve()))
-    table = plan_table(jobs, measured, peak_memory_estimates(yaml.safe_load(paper_config.read_text())))
+    base, paper_overlay = map(Path, snakemake.input.config)
+    jobs = parse_jobs(dry_run(Path(snakemake.input.snakefile).resolve(), paper_overlay.resolve()))
+    table = plan_table(jobs, measured, peak_memory_estimates(load_scale("paper", base.parent)))
     table.to_csv(snakemake.output.table, index=False)
     text = markdown(table)
     Path(snakemake.output.markdown).write_text(text)

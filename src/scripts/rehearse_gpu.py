@@ -4,9 +4,8 @@
 import tempfile
 from pathlib import Path
 
-import yaml
-
 from linearlens.benchmarks.rehearse_gpu import paper_rehearsals, rehearse
+from linearlens.config import load_scale
 from linearlens.train.devices import DeviceUnavailableError, claim_device
 from linearlens.train.runtime import choose_device, set_threads
 from linearlens.workflow import logged_job
@@ -19,7 +18,7 @@ with logged_job(snakemake) as log:
             f"{device!r}; run it on a GPU machine with `--config device=cuda`")
     set_threads(snakemake.threads)
     device = choose_device(device)
-    paper = yaml.safe_load(Path(snakemake.input.config).read_text())
+    paper = load_scale("paper", Path(snakemake.input.config[0]).parent)
     with tempfile.TemporaryDirectory(prefix="rehearse_gpu_") as scratch:
         frame = rehearse(paper_rehearsals(paper, device, Path(scratch)), device, log=log)
     frame.to_csv(snakemake.output[0], index=False)

@@ -1,0 +1,121 @@
+"""Scales as overlays of one configuration: the composition's rules (a removal, the datasets
+replaced per scale, a user's file merged over the scale) and the shipped overlays holding only what
+differs from what they overlay."""
+
+import pytest
+import yaml
+
+from linearlens.config import (
+    CONFIG_DIR,
+    REMOVE,
+    REPLACE,
+    ConfigError,
+    compose,
+    load_scale,
+    overlay,
+    read_layer,
+    validate_config,
+    workflow_config,
+)
+
+SCHEMA = CONFIG_DIR / "schema" / "config.schema.yaml"
+
+
+def leaves(mapping, path=()):
+    """(path, value) of every non-mapping value, but inside a mapping that replaces the one below
+    (it states its whole content, so it repeats what it keeps)."""
+    for key, value in mapping.items():
+        if isinstance(value, dict) and value.get(REPLACE) is True:
+            continue
+        if isinstance(value, dict) and value:
+            yield from leaves(value, (*path, key))
+        else:
+            yield (*path, key), value
+
+
+def value_at(mapping, path):
+    for key in path:
+        if not isinstance(mapping, dict) or key not in mapping:
+            return KeyError
+        mapping = mapping[key]
+    return mapping
+
+
+def repeated_values(layer: dict, below: dict) -> list[str]:
+    """The settings of ``layer`` that repeat the value ``below`` already has."""
+    return [".".join(map(str, path)) for path, value in leaves(layer)
+            if value_at(below, path) == value and type(value_at(below, path)) is type(value)]
+
+
+@pytest.mark.parametrize("scale, below", [("smoke", None), ("quick", None), ("paper", None), ("rehearsal", "paper")])
+def test_an_overlay_never_repeats_what_it_overlays(scale, below):
+    own = read_layer(CONFIG_DIR / f"{scale}.yaml")
+    under = load_scale(below) if below else read_layer(CONFIG_DIR / "base.yaml")
+    assert repeated_values(own, under) == []
+
+
+def test_a_repeated_value_is_found():
+    assert repeated_values({"a": {"b": 1, "c": [2]}, "d": 3}, {"a": {"b": 1, "c": [2, 3]}, "d": 3.0}) == ["a.b"]
+    assert repeated_values({"a": {REPLACE: True, "b": 1}}, {"a": {"b": 1, "c": 2}}) == []
+
+
+def test_a_replacing_mapping_keeps_its_own_keys_in_its_own_order():
+    base = {"model": {"name": "mlp", "hidden": [8], "activation": "relu"}, "steps": 3}
+    replaced = overlay(base, {"model": {REPLACE: True, "activation": "tanh", "name": "mlp"}})
+    assert replaced == {"model": {"activation": "tanh", "name": "mlp"}, "steps": 3}
+    assert list(replaced["model"]) == ["activation", "name"]
+    merged = overlay(base, {"model": {"activation": "tanh", "width": 4}})
+    assert list(merged["model"]) == ["name", "hidden", "activation", "width"]
+
+
+def test_remove_deletes_a_setting_and_null_stays_a_value():
+    base = {"a": 1, "b": {"c": 2, "d": None}, "e": 5}
+    assert overlay(base, {"b": {"c": REMOVE}, "e": None}) == {"a": 1, "b": {"d": None}, "e": None}
+    assert overlay(base, {"b": REMOVE, "f": {"g": REMOVE, "h": 1}}) == {"a": 1, "e": 5, "f": {"h": 1}}
+    assert base == {"a": 1, "b": {"c": 2, "d": None}, "e": 5}
+
+
+def write_scales(directory, base, **overlays):
+    (directory / "base.yaml").write_text(yaml.safe_dump(base))
+    for scale, layer in overlays.items():
+        (directory / f"{scale}.yaml").write_text(yaml.safe_dump(layer))
+
+
+def test_a_scale_replaces_the_datasets_and_a_users_file_merges_into_them(tmp_path):
+    write_scales(tmp_path, {"datasets": {"stand_in": {"n": 1}}, "steps": 3},
+                 paper={"scale": "paper", "datasets": {"real": {"n": 2}}},
+                 rehearsal={"scale": "rehearsal", "datasets": {"real": {"n": 1}}})
+    assert compose("paper", config_dir=tmp_path)["datasets"] == {"real": {"n": 2}}
+    assert compose("paper", [{"datasets": {"mine": {"n": 3}}}], tmp_path)["datasets"] == {
+        "real": {"n": 2}, "mine": {"n": 3}}
+    assert compose("rehearsal", config_dir=tmp_path) == {"scale": "rehearsal", "steps": 3, "datasets": {"real": {"n": 1}}}
+
+
+def test_a_users_file_overlays_quick_unless_it_names_a_scale(tmp_path):
+    write_scales(tmp_path, {"steps": 3, "width": 8}, quick={"scale": "quick"}, paper={"scale": "paper", "steps": 100})
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("width: 16\n")
+    assert workflow_config([mine], {}, tmp_path) == {"steps": 3, "width": 16, "scale": "quick"}
+    assert workflow_config([mine], {"scale": "paper"}, tmp_path) == {"steps": 100, "width": 16, "scale": "paper"}
+    assert workflow_config([tmp_path / "paper.yaml", mine], {"steps": 7}, tmp_path) == {
+        "steps": 7, "width": 16, "scale": "paper"}
+
+
+def test_the_shipped_command_lines_compose_the_shipped_scales():
+    paper, rehearsal = CONFIG_DIR / "paper.yaml", CONFIG_DIR / "rehearsal.yaml"
+    assert workflow_config() == load_scale("quick")
+    assert workflow_config([paper]) == load_scale("paper")
+    assert workflow_config([paper, rehearsal]) == load_scale("rehearsal")
+    assert workflow_config([CONFIG_DIR / "smoke.yaml"]) == load_scale("smoke")
+
+
+def test_each_scale_declares_its_own_datasets():
+    for scale in ("smoke", "quick", "paper"):
+        assert load_scale(scale)["datasets"] == read_layer(CONFIG_DIR / f"{scale}.yaml")["datasets"]
+
+
+def test_an_unknown_scale_and_a_wrong_value_name_their_key():
+    with pytest.raises(ConfigError, match="config key 'scale'"):
+        workflow_config([], {"scale": "huge"})
+    with pytest.raises(ConfigError, match="config key 'device'"):
+        validate_config(workflow_config([], {"device": "gpu"}), SCHEMA)
