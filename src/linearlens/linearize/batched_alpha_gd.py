@@ -56,7 +56,10 @@ def threshold_gd(network: nn.Module, initial: dict[str, Tensor], alphas: list[fl
     """Train every member (``initial`` stacked θ₀, ``alphas`` (M,), ``x`` (M, n, d), ``y`` (M, n))
     by full-batch GD on the mean of ``loss`` over its examples of f^α = α(f_θ − f_θ₀) (the centred
     output of the author's code), and record as ``ThresholdRecord`` says. ``x_eval``, ``y_eval``:
-    the shared evaluation set."""
+    the shared evaluation set.
+
+    Its own loop, not a learner of ``train.session``: a session evaluates and stops a run on the
+    run's one loss, and here each member crosses its thresholds and stops at its own step."""
     members, n_thresholds = len(alphas), len(thresholds)
     device = x.device
     scale = torch.as_tensor(alphas, dtype=x.dtype, device=device)
