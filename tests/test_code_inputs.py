@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from linearlens.canonical import canonical
 from linearlens.code_inputs import import_closure, module_closure
@@ -67,6 +68,20 @@ def test_the_zoo_finds_each_model_in_its_own_module():
         model_module("no_such_model")
     run = {"model": {"name": "mlp"}, "teacher": {"model": {"name": "lenet", "channels": 4}}, "models": ["x"]}
     assert named_models(run) == {"mlp", "lenet"}
+
+
+def test_only_marked_functions_are_models():
+    """The zoo is the marked constructors, each in its module; the helpers beside them are not."""
+    modules = zoo_modules()
+    assert set(modules) == {"mlp", "autoencoder", "small_cnn", "conv_pool_cnn", "lenet", "polynomial_net", "resnet",
+                            "cifar_resnet", "resnet20", "resnet18", "imagenet_resnet18", "resnet50", "wide_resnet",
+                            "vgg", "transformer_lm"}
+    assert not {"initialise_", "plain_attention", "under_functorch", "grow", "stack_on_top"} & set(modules)
+
+
+@pytest.mark.parametrize("config", sorted((SRC.parent / "config").glob("*.yaml")), ids=lambda path: path.name)
+def test_every_model_a_configuration_names_is_in_the_zoo(config):
+    assert named_models(yaml.safe_load(config.read_text())) <= set(zoo_modules())
 
 
 def test_canonical_params_ignore_key_order_but_keep_it_for_iteration():

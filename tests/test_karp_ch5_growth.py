@@ -22,15 +22,8 @@ import torch.nn.functional as F
 
 from linearlens.data.text import corpus_provenance, python_stdlib_sources, split_tokens, text_file_tokens
 from linearlens.experiments.karp_thesis import ch5 as experiments
-from linearlens.models.growth import (
-    GrowthOperator,
-    carry_optimiser_state,
-    grow,
-    operator_space,
-    parameter_sources,
-    parse_operator,
-    stack_on_top,
-)
+from linearlens.growth.apply import carry_optimiser_state, grow, parameter_sources
+from linearlens.growth.operators import GrowthOperator, operator_space, parse_operator, stack_on_top
 from linearlens.models.transformer import INIT_STD, transformer_lm
 from linearlens.train.language_modelling import (
     IGNORED,
@@ -357,7 +350,7 @@ def test_the_operators_import_no_torch():
               "        if name.split('.')[0] == 'torch':\n"
               "            raise ImportError(name)\n"
               "sys.meta_path.insert(0, Absent())\n"
-              "from linearlens.models.growth_operators import GrowthOperator, parse_operator, stack_on_top\n"
+              "from linearlens.growth.operators import GrowthOperator, parse_operator, stack_on_top\n"
               "assert stack_on_top(6, 3).layer_order(6)[-1] == (5, True)\n"
               "assert parse_operator('start1-b1-random', 3) == GrowthOperator(1, 1, 'random', 3)\n"
               "assert 'torch' not in sys.modules\n")

@@ -16,8 +16,8 @@ from torch.func import functional_call, vmap
 from linearlens.config import load_scale
 from linearlens.data.text import split_tokens, token_dtype, token_stream
 from linearlens.experiments.karp_thesis import ch5 as experiments
+from linearlens.growth.operators import GrowthOperator
 from linearlens.models import transformer
-from linearlens.models.growth import GrowthOperator
 from linearlens.train.interruption import TrainingInterrupted
 from linearlens.train.language_modelling import (
     VOCABULARY,

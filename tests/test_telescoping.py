@@ -7,11 +7,11 @@ import torch
 from torch import nn
 
 from linearlens.kernels.ntk import empirical_ntk, ntk_by_jacobian
-from linearlens.linearize.functional import flat_parameters
 from linearlens.linearize.smoother import LabelJacobianSmoother, SGDKernelSmoother, effective_parameters, smoother_for
 from linearlens.linearize.telescoping import TelescopingTracker
 from linearlens.models.mlp import mlp
 from linearlens.models.polynomial import polynomial_net
+from linearlens.parameters import ParameterLayout
 from linearlens.train.batches import GeneratorBatches
 from linearlens.train.learners import SupervisedLearner
 from linearlens.train.losses import squared_loss_of
@@ -171,14 +171,14 @@ def test_unmirrored_optimisers_are_refused_before_any_step(name, route):
     step is taken and mirrored wrongly (RMSprop as SGD) or cut short by a bare KeyError."""
     x, y, x_eval = data()
     model = random_features()
-    initial = flat_parameters(model)
+    initial = ParameterLayout(model).vector()
     make_optimiser, words = UNMIRRORED[name]
     optimizer = make_optimiser(model.parameters())
     with pytest.raises(ValueError) as refusal:
         smoother = route(model, optimizer, x, x_eval, "half_squared")
         train_steps(model, optimizer, x, y, loss="half_squared", steps=2, batch_size=8, seed=3, trackers=[smoother])
     assert all(word in str(refusal.value) for word in words), str(refusal.value)
-    assert torch.equal(flat_parameters(model), initial)
+    assert torch.equal(ParameterLayout(model).vector(), initial)
 
 
 @pytest.mark.parametrize("name, options", [("adam", {"foreach": True}), ("adam", {"fused": True}),

@@ -7,7 +7,7 @@ import numpy as np
 
 from linearlens.data.prepared import load_prepared
 from linearlens.experiments.karp_thesis.ch5 import Corpus, growth_arrays, growth_part, pre_growth_loss, read_pretrained
-from linearlens.models.growth import parse_operator
+from linearlens.growth.operators import parse_operator
 from linearlens.train.devices import claim_device
 from linearlens.train.runtime import choose_device, set_threads
 from linearlens.workflow import inputs_version, logged_job

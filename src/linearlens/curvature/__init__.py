@@ -1,8 +1,9 @@
 """Curvature matrices (Fisher, empirical Fisher, L² metric) in NNGeometry-style representations."""
 
+from ..parameters import ParameterLayout
 from .fisher import CONV_FACTORS, REPRESENTATIONS, build, fisher, in_eigenbasis, refit_kfe_diagonal
 from .input_factors import DenseInputFactor, InputFactor, PerPositionFactor
-from .layout import AffineForm, ParameterLayout
+from .layout import AffineForm
 from .optim import KroneckerFactoredOptimizer
 from .representations import (
            BlockDiagonal,

@@ -43,13 +43,15 @@ from ..capture import (
     captured_factor,
     check_independent_examples,
     flat_outputs,
+    is_affine,
     layer_captures,
     per_example_gradients,
     write_gradients,
 )
+from ..parameters import ParameterLayout
 from ..train.runtime import full_float32
 from .input_factors import PerPositionFactor, kernel_centre
-from .layout import AffineForm, ParameterLayout
+from .layout import AffineForm
 from .representations import (
     BlockDiagonal,
     CurvatureMatrix,
@@ -149,7 +151,7 @@ def _one_pass(source, layout, chunk_size, sums_for) -> dict[str, CurvatureMatrix
         for name, item in layer_captures(source.model, x, seeds, scratch=scratch).items():
             layer = layout.layer(name)
             if name not in sums:
-                sums[name] = sums_for(layer, layer.affine and isinstance(item, Captured))
+                sums[name] = sums_for(layer, is_affine(layer.module) and isinstance(item, Captured))
             if sums[name] is not None:
                 sums[name].add(layer, item)
     return {name: s.block(source.n) for name, s in sums.items() if s is not None}
@@ -217,7 +219,7 @@ class _DenseSums(_Sums):
 
 class _DiagonalSums(_Sums):
     def add(self, layer, item):
-        single = _single_position(item) if layer.affine and isinstance(item, Captured) else None
+        single = _single_position(item) if is_affine(layer.module) and isinstance(item, Captured) else None
         if single is not None:  # Σ (Ds ⊗ ã)² = (Ds²)ᵀ (ã²): no per-example gradient formed
             inputs, grads = single
             squares = torch.einsum("mko,mi->oi", grads.square(), inputs.square())
@@ -372,7 +374,7 @@ class Implicit(CurvatureMatrix):
         for f, params, s, projected in self._projected(v):
             _, pullback = vjp(f, params)
             (grads,) = pullback(torch.einsum("mkc,mk->mc", s, projected))
-            total += torch.cat([grads[name].reshape(-1) for name in self.layout.names])
+            total += self.layout.flatten(grads)
         return total / self.source.n
 
     def vTMv(self, v):

@@ -1,5 +1,5 @@
-"""The parameter space: a model's trainable parameters as one flat vector, in
-``model.named_parameters()`` order, cut into one slice per owning layer."""
+"""An affine layer's slice of the flat parameter vector (``linearlens.parameters``) as the matrix
+the Kronecker-factored curvature acts on."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from ..capture import is_affine, trainable
+from ..capture import trainable
 
 
 @dataclass(frozen=True)
@@ -51,59 +51,3 @@ class AffineForm:
         """A (p, p) matrix over W̃'s row-major entries, in the flat slice's order."""
         order = self.order.to(dense_in_matrix_order.device)
         return dense_in_matrix_order[order][:, order]
-
-
-@dataclass(frozen=True)
-class Layer:
-    name: str  # module name, "" for the root
-    module: nn.Module
-    span: slice  # the layer's entries in the flat vector
-
-    @property
-    def size(self) -> int:
-        return self.span.stop - self.span.start
-
-    @property
-    def affine(self) -> bool:
-        return is_affine(self.module)
-
-
-class ParameterLayout:
-    """Which entries of the flat parameter vector belong to which layer. A parameter shared by
-    several modules belongs to the first that owns it (as ``named_parameters`` counts it once)."""
-
-    def __init__(self, model: nn.Module):
-        self.model = model
-        seen: set[int] = set()
-        self.layers: list[Layer] = []
-        self.names: list[str] = []  # parameter names, in flat order
-        start = 0
-        for name, module in model.named_modules():
-            own = {pname: p for pname, p in trainable(module).items() if id(p) not in seen}
-            if not own:
-                continue
-            seen.update(id(p) for p in own.values())
-            size = sum(p.numel() for p in own.values())
-            self.layers.append(Layer(name, module, slice(start, start + size)))
-            self.names += [f"{name}.{pname}" if name else pname for pname in own]
-            start += size
-        self.size = start
-
-    def layer(self, name: str) -> Layer:
-        return next(layer for layer in self.layers if layer.name == name)
-
-    def parameters(self) -> dict[str, Tensor]:
-        params = dict(self.model.named_parameters())
-        return {name: params[name] for name in self.names}
-
-    def vector(self) -> Tensor:
-        """The model's current parameters as a flat vector."""
-        return torch.cat([p.detach().reshape(-1) for p in self.parameters().values()])
-
-    def split(self, v: Tensor) -> dict[str, Tensor]:
-        """A flat vector as tensors shaped like the parameters, by parameter name."""
-        parts, start = {}, 0
-        for name, p in self.parameters().items():
-            parts[name] = v[start:start + p.numel()].view_as(p)
-            start += p.numel()
-        return parts

@@ -33,8 +33,8 @@ import torch
 from torch import Tensor, nn
 from torch.optim import Optimizer
 
+from ..parameters import ParameterLayout
 from .fisher import CONV_FACTORS, build, in_eigenbasis, refit_kfe_diagonal
-from .layout import ParameterLayout
 from .representations import BlockDiagonal, EigenKronecker, Kronecker, factored_damping
 from .sources import FisherSource
 
@@ -83,7 +83,7 @@ class KroneckerFactoredOptimizer(Optimizer):
             refit_kfe_diagonal(self.matrix, source)
         group = self.param_groups[0]
         with torch.no_grad():
-            gradient = torch.cat([p.grad.reshape(-1) for p in group["params"]])
+            gradient = self.layout.gradient()
             if self.method == "ekfac_ra":
                 self._average_in(gradient, len(x))
             direction = torch.cat([self.matrix.blocks[layer.name].solve(gradient[layer.span],

@@ -8,8 +8,8 @@ import torch
 from torch import Tensor
 
 from ..capture import flat_outputs, per_example_jacobians
+from ..parameters import ParameterLayout
 from ..train.runtime import full_float32
-from .layout import ParameterLayout
 from .sources import FisherSource
 
 

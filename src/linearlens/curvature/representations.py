@@ -23,8 +23,9 @@ from functools import cached_property
 import torch
 from torch import Tensor
 
+from ..parameters import ParameterLayout
 from .input_factors import InputFactor, as_input_factor, kron, symmetric_eigen
-from .layout import AffineForm, ParameterLayout
+from .layout import AffineForm
 
 
 def factored_damping(sa: Tensor, sb: Tensor, damping: float, pi: float | Tensor = 1.0) -> Tensor:

@@ -19,7 +19,6 @@ import torch
 from torch import Tensor, nn
 
 from ..data.prepared import load_prepared
-from ..linearize.functional import trainable
 from ..linearize.gauss_newton import GaussNewtonLearner, rmse
 from ..linearize.iterative import (
     NEVER,
@@ -30,6 +29,7 @@ from ..linearize.iterative import (
     training_for,
 )
 from ..models.zoo import build_model, model_constructor
+from ..parameters import ParameterLayout
 from ..train.augment import augment
 from ..train.batches import EpochBatches, seeded_generator
 from ..train.linear_probe import fit_linear_probe
@@ -180,7 +180,7 @@ class ILRun:
         frame["K"] = str(self.run["K"])
         frame["lr"] = self.run["optimiser"]["lr"]
         frame["optimiser"] = self.run["optimiser"]["name"]
-        frame["parameters"] = sum(p.numel() for p in trainable(self.model).values())
+        frame["parameters"] = ParameterLayout(self.model).size
         frame["n_train"] = len(self.task["y_train"])
         frame["batch_size"] = self.batches.batch_size
         frame["steps_per_epoch"] = self.batches.steps_per_epoch

@@ -22,6 +22,7 @@ from torch.nn import functional as F
 
 from ..kernels.ntk import jacobian_from_factors
 from ..models.zoo import build_model
+from ..parameters import ParameterLayout
 from ..train.augment import augment
 from ..train.batches import GeneratorBatches
 from ..train.interpolation import interpolate
@@ -137,13 +138,12 @@ def gradient_change(model: nn.Module, before: dict, after: dict, x_probe: Tensor
         model.eval()
         jacobians.append(jacobian_from_factors(model, x_probe, output="full"))
     squared = (jacobians[1] - jacobians[0]).pow(2)
-    changes, start = {}, 0
-    for name, parameter in model.named_parameters():
+    changes = {}
+    for name, span in ParameterLayout(model).spans.items():
         layer = name.rsplit(".", 1)[0]
-        block = squared[:, :, start:start + parameter.numel()]
+        block = squared[:, :, span]
         total, count = changes.get(layer, (0.0, 0))
         changes[layer] = (total + float(block.sum()), count + block.numel())
-        start += parameter.numel()
     return {layer: total / count for layer, (total, count) in changes.items()}
 
 

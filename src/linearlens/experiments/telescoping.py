@@ -12,6 +12,7 @@ import torch
 from ..linearize.smoother import smoother_for
 from ..linearize.telescoping import TelescopingTracker
 from ..models.zoo import build_model
+from ..parameters import ParameterLayout
 from ..train.batches import GeneratorBatches
 from ..train.learners import SupervisedLearner
 from ..train.losses import squared_loss, squared_loss_of
@@ -146,7 +147,7 @@ def smoother_run(data_npz, run: dict, seed: int, device: str | torch.device = "c
                          checkpoint=checkpoint_for(state_path, run, seed, inputs_version)).run()
     frame = record.frame()
     frame["epoch"] = frame["step"] / batches.steps_per_epoch
-    frame["parameters"] = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    frame["parameters"] = ParameterLayout(model).size
     frame["n_train"] = n
     return frame
 

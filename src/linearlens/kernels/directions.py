@@ -8,8 +8,8 @@ by about sqrt(Tr K / P)·|δw|. The right singular vectors come without forming 
 u_J of the Gram K = Φ Φᵀ (``kernels.ntk.empirical_ntk``, layer-wise) give v_J = Φᵀ u_J / sqrt(λ_J),
 one vector-Jacobian product each.
 
-Parameter vectors are flat, over the trainable parameters in ``named_parameters`` order (the
-Jacobian's column order in ``kernels.ntk``).
+Parameter vectors are flat (``linearlens.parameters``: the trainable parameters in
+``named_parameters`` order, the Jacobian's column order in ``kernels.ntk``).
 """
 
 from __future__ import annotations
@@ -21,30 +21,13 @@ import torch
 from torch import Tensor, nn
 from torch.func import functional_call
 
+from ..parameters import ParameterLayout
 from ..train.runtime import full_float32
 from .alignment import eigendecomposition
 from .ntk import empirical_ntk
 
 # Eigenvalues below this share of the largest are numerically zero: no singular direction there.
 RELATIVE_EIGENVALUE_FLOOR = 1e-10
-
-
-def trainable_parameters(model: nn.Module) -> dict[str, nn.Parameter]:
-    return {name: p for name, p in model.named_parameters() if p.requires_grad}
-
-
-def flat_parameters(model: nn.Module) -> Tensor:
-    """w as one vector (a detached copy)."""
-    return torch.cat([p.detach().reshape(-1) for p in trainable_parameters(model).values()])
-
-
-def unflattened(model: nn.Module, flat: Tensor) -> dict[str, Tensor]:
-    """A flat vector as {name: tensor shaped like that parameter}."""
-    params = trainable_parameters(model)
-    sizes = [p.numel() for p in params.values()]
-    if flat.numel() != sum(sizes):
-        raise ValueError(f"a parameter vector of this model has {sum(sizes)} entries, got {flat.numel()}")
-    return {name: part.view_as(p) for (name, p), part in zip(params.items(), flat.split(sizes))}
 
 
 @dataclass
@@ -70,17 +53,18 @@ def _flat_outputs(model: nn.Module, x: Tensor) -> Tensor:
 def jacobian_transpose_products(model: nn.Module, x: Tensor, vectors: Tensor) -> Tensor:
     """Φᵀ u for each u in ``vectors`` (k, n, c): the gradient of Σ_{i,a} u_ia f_a(x_i), from one
     forward pass and one backward pass per vector; (k, P)."""
-    params = list(trainable_parameters(model).values())
+    layout = ParameterLayout(model)
+    params = layout.parameters()
     with torch.enable_grad():
         out = _flat_outputs(model, x)
         if vectors.shape[1:] != out.shape:
             raise ValueError(f"vectors must be (k, {out.shape[0]}, {out.shape[1]}), got {tuple(vectors.shape)}")
         products = []
         for index, u in enumerate(vectors):
-            grads = torch.autograd.grad(out, params, grad_outputs=u.to(out), retain_graph=index < len(vectors) - 1,
-                                        allow_unused=True)
-            products.append(torch.cat([torch.zeros_like(p).reshape(-1) if g is None else g.reshape(-1)
-                                       for g, p in zip(grads, params)]))
+            grads = torch.autograd.grad(out, list(params.values()), grad_outputs=u.to(out),
+                                        retain_graph=index < len(vectors) - 1, allow_unused=True)
+            products.append(layout.flatten({name: torch.zeros_like(p) if g is None else g
+                                            for (name, p), g in zip(params.items(), grads)}))
     return torch.stack(products)
 
 
@@ -98,7 +82,7 @@ def top_singular_directions(model: nn.Module, x: Tensor, k: int) -> SingularDire
         raise ValueError(f"the Gram has rank below {k} (λ_{k} / λ_1 = {float(values[k - 1] / values[0]):.2e}): "
                          "ask for fewer directions")
     left = vectors[:, :k].T.reshape(k, n, c)
-    dtype = next(iter(trainable_parameters(model).values())).dtype
+    dtype = next(iter(ParameterLayout(model).parameters().values())).dtype
     products = jacobian_transpose_products(model, x, left.to(dtype))
     right = products / values[:k].sqrt().to(products)[:, None]
     return SingularDirections(values, left, right.detach())
@@ -122,7 +106,8 @@ def output_changes(model: nn.Module, directions: Iterable[Tensor], epsilon: floa
                    batch_size: int = 1000) -> Tensor:
     """‖f_{w + ε v}(X) − f_w(X)‖₂ over every example and output of ``x``, for each direction v
     (the model's own parameters are left as they are); (number of directions,) in float64."""
-    w = flat_parameters(model)
+    layout = ParameterLayout(model)
+    w = layout.vector()
 
     def outputs(params: dict[str, Tensor] | None) -> Tensor:
         parts = [(_flat_outputs(model, part) if params is None else
@@ -133,6 +118,6 @@ def output_changes(model: nn.Module, directions: Iterable[Tensor], epsilon: floa
     reference = outputs(None)
     changes = []
     for v in directions:
-        moved = outputs(unflattened(model, w + epsilon * v.to(w)))
+        moved = outputs(layout.split(w + epsilon * v.to(w)))
         changes.append(torch.linalg.vector_norm((moved - reference).double()))
     return torch.stack(changes)

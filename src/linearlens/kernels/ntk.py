@@ -26,6 +26,7 @@ from torch import Tensor, nn
 
 from .. import capture
 from ..capture import DenseFactor, OuterFactor
+from ..parameters import trainable_parameters
 from ..train.runtime import full_float32
 
 Factor = OuterFactor | DenseFactor
@@ -363,7 +364,7 @@ def jacobian_from_factors(model: nn.Module, x: Tensor, output: str | int = "full
 def per_example_jacobian(model: nn.Module, x: Tensor, chunk_size: int = 256) -> Tensor:
     """(n, c, P) Jacobian of the outputs over every trainable parameter. The plain route that
     ``empirical_ntk`` replaces: the tests' reference and the benchmark's baseline."""
-    trainable = {name: p.detach() for name, p in model.named_parameters() if p.requires_grad}
+    trainable = {name: p.detach() for name, p in trainable_parameters(model).items()}
     blocks = [capture.per_example_jacobians(model, part, trainable) for _, part in _chunks(x, chunk_size)]
     return torch.cat([torch.cat(list(block.values()), dim=2) for block in blocks])
 

@@ -1,8 +1,8 @@
 """Full-batch gradient descent of many α-scaled runs of one small architecture at once.
 
 Each member m of the batch has its own initial parameters θ₀ᵐ, scale αᵐ, training set (xᵐ, yᵐ)
-and step η/αᵐ² (``alpha_scaling``); all members go through one ``torch.func.vmap`` over stacked
-parameters, so a hundred runs of a tiny MLP cost about as many kernel launches as one. Each
+and step η/αᵐ² (``alpha_scaling``); all members go through one batched forward pass over their
+stacked parameters (``linearlens.ensembles``), so a hundred runs of a tiny MLP cost about as many kernel launches as one. Each
 member trains until its training loss has fallen below every threshold and it has taken at least
 ``min_iterations`` steps, or for ``max_iterations`` steps; a member that is done leaves the batch.
 At the first iteration t whose training loss (at θ_t, before step t) is below a threshold, the
@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 from torch import Tensor, nn
-from torch.func import functional_call, vmap
 
+from ..ensembles import member_outputs
 from .alpha_scaling import alpha_learning_rate, alpha_scaled
 
 # (outputs, targets) -> per-example losses, same shape
@@ -43,18 +43,11 @@ class ThresholdRecord:
     parameters: dict[str, Tensor]
 
 
-def stacked_parameters(networks: list[nn.Module]) -> dict[str, Tensor]:
-    """The parameters of same-architecture networks stacked on a new leading dimension."""
-    names = [name for name, _ in networks[0].named_parameters()]
-    return {name: torch.stack([dict(net.named_parameters())[name].detach() for net in networks]) for name in names}
-
-
 def batched_outputs(network: nn.Module, params: dict[str, Tensor], x: Tensor, shared_inputs: bool = False) -> Tensor:
     """f_θᵐ on each member's inputs (x: (M, n, d)) or on one shared set (x: (n, d)), scalar output:
     (M, n)."""
-    def single(member_params, inputs):
-        return functional_call(network, member_params, (inputs,)).reshape(len(inputs))
-    return vmap(single, in_dims=(0, None if shared_inputs else 0))(params, x)
+    outputs = member_outputs(network, params, {}, x, train=True, shared_inputs=shared_inputs)
+    return outputs.reshape(outputs.shape[:2])
 
 
 def threshold_gd(network: nn.Module, initial: dict[str, Tensor], alphas: list[float], lr: float, x: Tensor,
@@ -63,7 +56,10 @@ def threshold_gd(network: nn.Module, initial: dict[str, Tensor], alphas: list[fl
     """Train every member (``initial`` stacked θ₀, ``alphas`` (M,), ``x`` (M, n, d), ``y`` (M, n))
     by full-batch GD on the mean of ``loss`` over its examples of f^α = α(f_θ − f_θ₀) (the centred
     output of the author's code), and record as ``ThresholdRecord`` says. ``x_eval``, ``y_eval``:
-    the shared evaluation set."""
+    the shared evaluation set.
+
+    Its own loop, not a learner of ``train.session``: a session evaluates and stops a run on the
+    run's one loss, and here each member crosses its thresholds and stops at its own step."""
     members, n_thresholds = len(alphas), len(thresholds)
     device = x.device
     scale = torch.as_tensor(alphas, dtype=x.dtype, device=device)

@@ -14,7 +14,7 @@ import torch
 from torch import Tensor, nn
 
 from ..kernels.ntk import jacobian_from_factors
-from .functional import trainable, unflatten
+from ..parameters import ParameterLayout
 
 
 def damped_gauss_newton_direction(jacobian: Tensor, residuals: Tensor, damping: float) -> Tensor:
@@ -38,8 +38,9 @@ def damped_gauss_newton_step(model: nn.Module, x: Tensor, y: Tensor, damping: fl
     step = step_size * damped_gauss_newton_direction(jacobian, residuals, damping)
     if not torch.isfinite(step).all():
         return False
-    parameters = trainable(model)
-    for name, piece in unflatten(model, step).items():
+    layout = ParameterLayout(model)
+    parameters = layout.parameters()
+    for name, piece in layout.split(step).items():
         parameters[name] += piece
     return True
 

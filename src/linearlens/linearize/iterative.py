@@ -31,9 +31,9 @@ from torch import Tensor, nn
 from torch.func import functional_call, jvp
 from torch.nn.modules.batchnorm import _BatchNorm
 
+from ..parameters import trainable_parameters
 from ..train.optimisers import build_optimiser
 from ..train.session import Session
-from .functional import trainable
 
 Loss = Callable[[Tensor, Tensor], Tensor]
 NEVER = math.inf  # K = ∞: the features are never updated
@@ -94,7 +94,7 @@ class Training:
         self.compute_dtype = next(model.parameters()).dtype
         self.master_dtype = master_dtype or self.compute_dtype
         self.optimised = {name: p.detach().to(self.master_dtype).clone().requires_grad_(True)
-                          for name, p in trainable(model).items()}
+                          for name, p in trainable_parameters(model).items()}
         self.optimiser = build_optimiser(optimiser, list(self.optimised.values()))
         self.steps = 0
         self.relinearisations = 0

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 from torch import Tensor, nn
 from torch.nn.modules.batchnorm import _BatchNorm
 
-from .functional import trainable
+from ..parameters import trainable_parameters
 from .iterative import batchnorm_statistics, linearised_outputs
 
 
@@ -57,5 +57,5 @@ class Linearised(nn.Module):
 
     def forward(self, x: Tensor) -> Tensor:
         base = dict(self.initial.named_parameters())
-        delta = {name: p - base[name] for name, p in trainable(self.network).items()}
+        delta = {name: p - base[name] for name, p in trainable_parameters(self.network).items()}
         return linearised_outputs(self.initial, base, delta, x, dict(self.initial.named_buffers()))

@@ -27,9 +27,10 @@ import torch
 from torch import Tensor, nn
 
 from ..kernels.ntk import jacobian_from_factors, ntk_block
+from ..parameters import ParameterLayout, trainable_parameters
 from ..train.losses import LOSS_SCALES
 from ..train.optimisers import EMAMomentumSGD
-from .functional import flat_parameters, scalar_outputs, trainable
+from .functional import scalar_outputs
 
 
 def effective_parameters(rows: Tensor, n_train: int) -> float:
@@ -143,7 +144,8 @@ class LabelJacobianSmoother(Smoother):
         _check_mirrored(optimizer, type(self).__name__)
         super().__init__(model, x_train, x_eval, loss, product_dtype)
         self.optimizer = _single_group(optimizer, model)
-        theta = flat_parameters(model).double()
+        self.layout = ParameterLayout(model)
+        theta = self.layout.vector().double()
         self.theta = Affine(theta.new_zeros(len(theta), self.n_train), theta)
         self.momentum: Affine | None = None
         self.steps = 0
@@ -218,9 +220,9 @@ class LabelJacobianSmoother(Smoother):
         decoupled = isinstance(self.optimizer, torch.optim.AdamW) or group.get("decoupled_weight_decay", False)
         self._average(beta1, gradient if decoupled else self._coupled_decay(gradient, decay))
         # φ_t from the real optimiser state after this step (it depends on y: taken as given).
-        states = [self.optimizer.state[p] for p in trainable(self.model).values()]
-        second = torch.cat([s["exp_avg_sq"].reshape(-1) for s in states]).double()
-        step = float(states[0]["step"])
+        states = {name: self.optimizer.state[p] for name, p in self.layout.parameters().items()}
+        second = self.layout.flatten({name: state["exp_avg_sq"] for name, state in states.items()}).double()
+        step = float(next(iter(states.values()))["step"])
         denominator = second.sqrt() / (1 - beta2 ** step) ** 0.5 + group["eps"]
         change = self.momentum * ((-lr / (1 - beta1 ** step)) / denominator)
         return change.scale_add_(1.0, self.theta, alpha=-lr * decay) if decoupled and decay else change
@@ -253,7 +255,7 @@ class SGDKernelSmoother(Smoother):
 def _single_group(optimizer: torch.optim.Optimizer, model: nn.Module) -> torch.optim.Optimizer:
     """The smoother mirrors one parameter group holding the model's trainable parameters in
     order (its flat parameter vector)."""
-    params = list(trainable(model).values())
+    params = list(trainable_parameters(model).values())
     groups = optimizer.param_groups
     optimised = [p for p in groups[0]["params"] if p.requires_grad]
     if len(groups) != 1 or len(optimised) != len(params) or \

@@ -13,7 +13,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from .functional import directional_derivative, flat_parameters, scalar_outputs
+from ..parameters import ParameterLayout
+from .functional import directional_derivative, scalar_outputs
 
 
 class TelescopingTracker:
@@ -21,21 +22,22 @@ class TelescopingTracker:
 
     def __init__(self, model: nn.Module, x_eval: Tensor):
         self.model, self.x_eval = model, x_eval
-        self.initial = flat_parameters(model)
+        self.layout = ParameterLayout(model)
+        self.initial = self.layout.vector()
         with torch.no_grad():
             self.initial_outputs = scalar_outputs(model(x_eval)).double()
         self.telescoped = self.initial_outputs.clone()
         self._before: Tensor | None = None
 
     def before_step(self, batch: Tensor | None = None) -> None:
-        self._before = flat_parameters(self.model)
+        self._before = self.layout.vector()
 
     def after_step(self) -> None:
         if self._before is None:
             raise RuntimeError("after_step without before_step")
-        step = flat_parameters(self.model) - self._before
+        step = self.layout.vector() - self._before
         with torch.no_grad():
-            _, change = directional_derivative(self.model, self._before, step, self.x_eval)
+            _, change = directional_derivative(self.layout, self._before, step, self.x_eval)
         self.telescoped += change.double()
         self._before = None
 
@@ -50,6 +52,6 @@ class TelescopingTracker:
     def linearised(self) -> Tensor:
         """f^lin at the model's current parameters (one JVP at θ₀; not accumulated)."""
         with torch.no_grad():
-            _, change = directional_derivative(self.model, self.initial,
-                                               flat_parameters(self.model) - self.initial, self.x_eval)
+            _, change = directional_derivative(self.layout, self.initial, self.layout.vector() - self.initial,
+                                               self.x_eval)
         return self.initial_outputs + change.double()

@@ -8,6 +8,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from .names import zoo_model
+
 WIDTHS = (64, 128, 256, 512)
 EXPANSION = 4
 
@@ -72,6 +74,7 @@ class BottleneckResNet(nn.Module):
         return self.fc(torch.flatten(self.avgpool(x), 1))
 
 
+@zoo_model
 def resnet50(num_classes: int = 1000, in_channels: int = 3, small_inputs: bool = True) -> BottleneckResNet:
     """Stages of 3, 4, 6 and 3 bottleneck blocks. small_inputs: the 3x3 stride-1 stem without
     max-pooling (for 64x64 images); False: torchvision's 7x7 stride-2 stem and max-pooling

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from torch import nn
 
+from .names import zoo_model
 
+
+@zoo_model
 def small_cnn(in_channels: int = 3, num_classes: int = 10, width: int = 32,
               batch_norm: bool = False) -> nn.Sequential:
     """Two 3x3 conv blocks (each followed by 2x2 max-pooling), global average pooling and a

@@ -7,10 +7,13 @@ from __future__ import annotations
 
 from torch import nn
 
+from .names import zoo_model
+
 CONV = {1: nn.Conv1d, 2: nn.Conv2d}
 POOL = {1: nn.MaxPool1d, 2: nn.MaxPool2d}
 
 
+@zoo_model
 def lenet(in_channels: int, input_size: int, num_classes: int = 10, dims: int = 2, channels: int = 50,
           kernel_size: int = 5, padding: int = 0, hidden: tuple[int, ...] = (120, 84),
           init: str = "default") -> nn.Sequential:

@@ -5,10 +5,13 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from .names import zoo_model
+
 ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh, "gelu": nn.GELU, "elu": nn.ELU, "sigmoid": nn.Sigmoid,
                "identity": nn.Identity}
 
 
+@zoo_model
 def mlp(in_features: int, hidden: list[int], out_features: int, activation: str = "relu",
         init_scale: float = 1.0, sigmoid_output: bool = False) -> nn.Sequential:
     """Linear layers of the given hidden widths with ``activation`` between them.
@@ -32,6 +35,7 @@ def mlp(in_features: int, hidden: list[int], out_features: int, activation: str 
     return model
 
 
+@zoo_model
 def autoencoder(in_features: int, encoder: list[int], activation: str = "sigmoid",
                 batch_norm: bool = False) -> nn.Sequential:
     """A deep auto-encoder (Hinton & Salakhutdinov's, thesis ch. 4): Linear layers of the widths

@@ -1,6 +1,9 @@
-"""Which module of ``linearlens.models`` defines each zoo name, read from the source (no import, no
-torch): a zoo name is a public function defined at a module's top level. The workflow uses it to
-list a job's model code among the job's code inputs; ``zoo`` uses it to import that module alone."""
+"""The zoo's names: each model a spec can name (``{"name": <zoo name>, **constructor arguments}``)
+is a function of a module of ``linearlens.models`` marked ``@zoo_model``, and the zoo knows it by
+that function's name. The marks are read from the source (no import, no torch): the workflow uses
+them to list a job's model code among the job's code inputs; ``zoo`` uses them to import that
+module alone. So adding a model to a new module reruns no result, and the modules' other functions
+are their helpers, never models."""
 
 from __future__ import annotations
 
@@ -9,18 +12,26 @@ from functools import lru_cache
 from pathlib import Path
 
 MODELS_DIR = Path(__file__).resolve().parent
-NOT_MODELS = {"__init__", "names", "zoo"}
+
+
+def zoo_model(constructor):
+    """Marks a model constructor as a zoo name (nothing else: ``zoo_modules`` finds the mark in the
+    source)."""
+    return constructor
+
+
+def _marked(node: ast.stmt) -> bool:
+    return isinstance(node, ast.FunctionDef) and any(
+        isinstance(decorator, ast.Name) and decorator.id == zoo_model.__name__ for decorator in node.decorator_list)
 
 
 @lru_cache(maxsize=None)
 def zoo_modules() -> dict[str, str]:
-    """Each zoo name with the module that defines it."""
+    """Each zoo name with the module of ``linearlens.models`` that defines it."""
     names: dict[str, str] = {}
     for path in sorted(MODELS_DIR.glob("*.py")):
-        if path.stem in NOT_MODELS:
-            continue
         for node in ast.parse(path.read_text()).body:
-            if isinstance(node, ast.FunctionDef) and not node.name.startswith("_"):
+            if _marked(node):
                 if node.name in names:
                     raise ValueError(f"zoo name {node.name!r} is defined in both {names[node.name]} and {path.stem}")
                 names[node.name] = path.stem

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from torch import Tensor, nn
 
+from .names import zoo_model
+
 
 class QuadraticActivation(nn.Module):
     def __init__(self, epsilon: float):
@@ -38,5 +40,6 @@ class PolynomialNet(nn.Module):
         return out
 
 
+@zoo_model
 def polynomial_net(in_features: int, hidden: int, epsilon: float, centred: bool = True) -> PolynomialNet:
     return PolynomialNet(in_features, hidden, epsilon, centred)

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from torch import nn
 
+from .names import zoo_model
 
+
+@zoo_model
 def conv_pool_cnn(in_channels: int = 1, num_classes: int = 10, width: int = 8, image_size: int = 8) -> nn.Sequential:
     """image_size: the side of the square inputs, which sets the read-out's width."""
     if image_size < 2:

@@ -10,6 +10,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .names import zoo_model
+
 CONV = {1: nn.Conv1d, 2: nn.Conv2d}
 NORM = {1: nn.BatchNorm1d, 2: nn.BatchNorm2d}
 
@@ -51,6 +53,7 @@ class BasicBlock(nn.Module):
         return F.relu(out + self.shortcut(x))
 
 
+@zoo_model
 def resnet(widths: tuple[int, ...] = (16, 32, 64), blocks: tuple[int, ...] = (3, 3, 3), num_classes: int = 10,
            in_channels: int = 3, shortcut: str = "A", batch_norm: bool = True, dims: int = 2,
            init: str = "kaiming") -> nn.Sequential:
@@ -109,6 +112,7 @@ def _residual_a3_init(model: nn.Sequential) -> None:
             draw(module, 2.0)
 
 
+@zoo_model
 def cifar_resnet(blocks_per_stage: int = 3, num_classes: int = 10, in_channels: int = 3, width: int = 16,
                  shortcut: str = "A") -> nn.Sequential:
     """He et al.'s CIFAR ResNet-(6b + 2): three stages of b basic blocks at width, 2·width and
@@ -116,11 +120,13 @@ def cifar_resnet(blocks_per_stage: int = 3, num_classes: int = 10, in_channels: 
     return resnet((width, 2 * width, 4 * width), (blocks_per_stage,) * 3, num_classes, in_channels, shortcut)
 
 
+@zoo_model
 def resnet20(num_classes: int = 10, in_channels: int = 3, width: int = 16, shortcut: str = "A") -> nn.Sequential:
     """ResNet-20: three blocks per stage."""
     return cifar_resnet(3, num_classes, in_channels, width, shortcut)
 
 
+@zoo_model
 def resnet18(num_classes: int = 10, in_channels: int = 3, batch_norm: bool = True, init: str = "default") -> nn.Sequential:
     """The CIFAR ResNet-18 (11.17 M parameters with BatchNorm); without BatchNorm every norm
     layer is left out and the convolutions get biases."""
@@ -189,6 +195,7 @@ class ImageNetResNet(nn.Module):
         return self.fc(torch.flatten(self.avgpool(x), 1))
 
 
+@zoo_model
 def imagenet_resnet18(num_classes: int = 10, in_channels: int = 3, batch_norm: bool = True,
                       conv_bias: bool | None = None) -> ImageNetResNet:
     """torchvision's ResNet-18 (11,689,512 parameters with BatchNorm and 1000 classes), under

@@ -4,7 +4,7 @@ residual stream), a final LayerNorm and an untied output layer.
 
 ``causal=True`` is a decoder (next-token prediction, the UL2 proxy); ``causal=False`` an encoder
 with bidirectional attention for masked-LM training (BERT). The blocks sit in ``model.blocks``, so
-a growth operator (``models.growth``) can reorder, copy or add them.
+a growth operator (``growth.apply``) can reorder, copy or add them.
 
 Weights start as BERT's do (spec §4.1 DEFAULT): every Linear and Embedding weight N(0, 0.02²),
 biases zero, LayerNorm γ = 1 and β = 0; a randomly initialised new layer in growing uses the same.
@@ -19,6 +19,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from .names import zoo_model
 
 INIT_STD = 0.02
 
@@ -104,6 +106,7 @@ def initialise_(module: nn.Module, generator: torch.Generator | None = None) -> 
             layer.bias.zero_()
 
 
+@zoo_model
 def transformer_lm(vocab_size: int = 257, context: int = 32, width: int = 32, heads: int = 4, hidden: int = 128,
                    layers: int = 6, causal: bool = True) -> TransformerLM:
     """The zoo's language model: ``layers`` pre-LN blocks of ``width`` with ``heads`` heads and an

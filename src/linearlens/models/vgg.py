@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from torch import nn
 
+from .names import zoo_model
+
 POOL = "M"
 
 # Widths at base 64, "M" a max-pool: configurations A, B, D and E of Simonyan & Zisserman (Table 1).
@@ -30,6 +32,7 @@ _CONFIGURATIONS = {
 INITS = ("kaiming", "default")
 
 
+@zoo_model
 def vgg(depth: int = 11, num_classes: int = 10, in_channels: int = 3, base_channels: int = 64,
         batch_norm: bool = False, init: str = "kaiming") -> nn.Sequential:
     """VGG-``depth`` (11, 13, 16 or 19 weight layers) for images of up to 32x32 pixels.

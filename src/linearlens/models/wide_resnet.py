@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from torch import Tensor, nn
 
+from .names import zoo_model
+
 BATCH_STATISTICS = ("always", "running")
 
 
@@ -44,6 +46,7 @@ class PreActivationBlock(nn.Module):
         return out + self.shortcut(x)
 
 
+@zoo_model
 def wide_resnet(widths: tuple[int, ...] = (160, 320, 640), blocks: int = 1, num_classes: int = 10,
                 in_channels: int = 3, stem: int = 16, image_size: int = 32, pool: int = 8,
                 batch_statistics: str = "always") -> nn.Sequential:

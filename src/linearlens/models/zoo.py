@@ -1,9 +1,9 @@
 """The model zoo: a model is described by a spec, ``{"name": <zoo name>, **constructor arguments}``,
 which a checkpoint stores beside the weights, so any checkpoint the pipeline writes can be rebuilt.
 
-A zoo name is a public function defined at the top level of a module of ``linearlens.models``
-(``names``). The zoo imports only the module that defines it, so a job runs the model code it uses
-and nothing else, and its code inputs say so: adding a model module reruns no result.
+A zoo name is a function of a module of ``linearlens.models`` marked ``@zoo_model`` (``names``). The
+zoo imports only the module that defines it, so a job runs the model code it uses and nothing else, and
+its code inputs say so: adding a model module reruns no result.
 """
 
 from __future__ import annotations

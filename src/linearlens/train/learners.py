@@ -8,7 +8,7 @@ training indices, and a state to save and resume.
   accumulator, the smoother: ``before_step(indices)`` before the optimiser step and
   ``after_step()`` after it).
 - ``LockstepLearner``: M models of one architecture trained together as one batched computation
-  (``torch.func.vmap`` over stacked parameters and buffers), each on its own training set drawn
+  (``linearlens.ensembles``: stacked parameters and buffers), each on its own training set drawn
   from a shared pool (Karp ch. 2's S and S′, which differ in one example), on the same positions
   at every step; BatchNorm keeps each member's running statistics.
 """
@@ -20,8 +20,9 @@ from collections.abc import Callable, Sequence
 
 import torch
 from torch import Tensor, nn
-from torch.func import functional_call, vmap
+from torch.func import vmap
 
+from ..ensembles import member_outputs, stacked, unstacked
 from .schedules import constant
 
 Loss = Callable[[Tensor, Tensor], Tensor]
@@ -83,25 +84,6 @@ class SupervisedLearner:
         self.optimizer.load_state_dict(state["optimizer"])
         for tracker, saved in zip(self.trackers, state["trackers"]):
             tracker.load_state_dict(saved)
-
-
-def stacked(states: Sequence[dict[str, Tensor]]) -> dict[str, Tensor]:
-    """{name: tensor with a leading member axis} of M parameter dicts of one architecture."""
-    return {name: torch.stack([state[name].detach() for state in states]) for name in states[0]}
-
-
-def unstacked(params: dict[str, Tensor], member: int) -> dict[str, Tensor]:
-    return {name: tensor[member].detach().clone() for name, tensor in params.items()}
-
-
-def member_outputs(model: nn.Module, params: dict[str, Tensor], buffers: dict[str, Tensor], inputs: Tensor, *,
-                   train: bool, shared_inputs: bool = False) -> Tensor:
-    """The outputs (M, B, …) of M members of ``model`` (stacked parameters and buffers) on their own
-    inputs (M, B, …), or on the same inputs (B, …) with ``shared_inputs``. ``train``: BatchNorm on
-    batch statistics, updating each member's running statistics in place; else on them."""
-    model.train(train)
-    call = vmap(lambda p, b, xb: functional_call(model, (p, b), (xb,)), in_dims=(0, 0, None if shared_inputs else 0))
-    return call(params, buffers, inputs)
 
 
 class LockstepLearner:

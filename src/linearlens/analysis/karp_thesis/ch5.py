@@ -45,7 +45,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ...models.growth_operators import operator_space
+from ...growth.operators import operator_space
 
 RUNS = "results/karp_thesis/runs/ch5"
 

@@ -9,7 +9,8 @@ parameters, runs here as it does with NNGeometry (the same lines, one representa
 
 >>> import torch
 >>> from torch import nn
->>> from linearlens.curvature import ParameterLayout, fisher
+>>> from linearlens.curvature import fisher
+>>> from linearlens.parameters import ParameterLayout
 >>> generator = torch.manual_seed(0)
 >>> model = nn.Sequential(nn.Linear(20, 16), nn.Tanh(), nn.Linear(16, 10)).double()
 >>> x = torch.randn(64, 20, dtype=torch.float64)
@@ -38,10 +39,12 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ...curvature import FisherSource, ParameterLayout, build
+from ...capture import is_affine
+from ...curvature import FisherSource, build
 from ...curvature.representations import BlockDiagonal, Kronecker
 from ...kernels.ntk import empirical_ntk
 from ...models.zoo import build_model, model_constructor, save_model
+from ...parameters import ParameterLayout
 from ...train.augment import augment
 from ...train.batches import EpochBatches, seeded_generator
 from ...train.learners import SupervisedLearner
@@ -203,7 +206,7 @@ def library_solve(approx, v: Tensor, damping: float) -> Tensor:
 
 def dense_block_layers(layout: ParameterLayout) -> list[str]:
     """Layers outside KFAC/EKFAC/quasi-diagonal structure (not Linear/conv): they get exact dense blocks."""
-    return [layer.name for layer in layout.layers if not layer.affine]
+    return [layer.name for layer in layout.layers if not is_affine(layer.module)]
 
 
 def fisher_quality(model: nn.Module, x: Tensor, spec: dict, seed: int) -> dict:
@@ -236,7 +239,7 @@ def fisher_quality(model: nn.Module, x: Tensor, spec: dict, seed: int) -> dict:
     result = {
         "n_params": d, "n_examples": len(x), "samples": fisher["samples"], "directions": len(v),
         "dense_float32_bytes": 4 * d * d, "dense_block_layers": dense_block_layers(layout),
-        "dense_block_parameters": sum(layer.size for layer in layout.layers if not layer.affine),
+        "dense_block_parameters": sum(layer.size for layer in layout.layers if not is_affine(layer.module)),
         "trace": float(trace), "damping_unit": float(trace) / d, "relative_dampings": relative.tolist(),
         "dampings": dampings, "vTMv": vfv.tolist(), "reference_seconds": reference_seconds,
         "dense_check": dense_agreement(source, v, fv, trace, chunk) if fisher["dense_check"] else None,

@@ -18,7 +18,6 @@ from ...curvature import (
     EigenKronecker,
     FisherSource,
     KroneckerFactoredOptimizer,
-    ParameterLayout,
     fisher,
     in_eigenbasis,
     refit_kfe_diagonal,
@@ -27,6 +26,7 @@ from ...curvature.optim import average_into
 from ...data.transforms import balanced_order
 from ...models.mlp import mlp
 from ...models.zoo import build_model
+from ...parameters import ParameterLayout
 from ...train.batches import EpochBatches
 from ...train.learners import SupervisedLearner
 from ...train.optimisers import build_optimiser
@@ -345,6 +345,7 @@ class SpectrumTracking:
         if not 1 <= layer_index <= len(linear):
             raise ValueError(f"spectrum layer {layer_index}: the network has Linear layers 1 to {len(linear)}")
         self.layer = linear[layer_index - 1]
+        self.layer_parameters = ParameterLayout(self.layer.module)  # its weight, then its bias
         kfac = fisher(model, *probe, representation="kfac", likelihood=likelihood, variant="empirical")
         self.kfe = in_eigenbasis(kfac).blocks[self.layer.name]  # U_A, U_B and S_B ⊗ S_A at θ₀, kept
         self.kfac_scales = self.kfe.scales.clone()
@@ -355,9 +356,7 @@ class SpectrumTracking:
         self.batch_size = len(indices)
 
     def after_step(self) -> None:
-        module = self.layer.module
-        gradient = torch.cat([p.grad.reshape(-1) for p in (module.weight, module.bias) if p is not None])
-        average_into(self.running, gradient, self.batch_size, self.alpha)
+        average_into(self.running, self.layer_parameters.gradient(), self.batch_size, self.alpha)
 
     def __call__(self, session: Session) -> dict:
         x, targets = self.probe

@@ -16,7 +16,6 @@ import pandas as pd
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
-from torch.func import functional_call, stack_module_state, vmap
 
 from ...analysis.george_thesis.ch5 import BALANCED_SETS
 from ...data.prepared import load_prepared
@@ -24,6 +23,7 @@ from ...data.spurious import balanced_cells, photo_pipeline, read_archive_images
 from ...data.synthetic import yin_yang
 from ...data.transforms import balanced_order, flip_labels
 from ...data.weights import load_except_head
+from ...ensembles import member_outputs, stacked, stacked_parameters
 from ...linearize.alpha_scaling import AlphaScaled, alpha_learning_rate, alpha_scaled, alpha_scaled_optimiser
 from ...linearize.batched_alpha_gd import threshold_gd
 from ...linearize.linearity import LinearityProbe
@@ -99,8 +99,9 @@ def toy_batch(spec: dict, seeds: list[int], device: torch.device, dtype: torch.d
         return torch.stack([torch.as_tensor(values(seed)) for seed, _ in members]).to(device, dtype)
 
     grid = tasks[seeds[0]]
+    initial = stacked([parameters[seed] for seed, _ in members])
     return ToyBatch([seed for seed, _ in members], [alpha for _, alpha in members],
-                    {name: per_member(lambda seed: parameters[seed][name]) for name in parameters[seeds[0]]},
+                    {name: value.to(device, dtype) for name, value in initial.items()},
                     per_member(lambda seed: tasks[seed]["x_train"]), per_member(lambda seed: tasks[seed]["y_train"]),
                     torch.as_tensor(grid["x_test"], dtype=dtype, device=device),
                     torch.as_tensor(grid["y_test"], dtype=dtype, device=device), tasks)
@@ -209,29 +210,26 @@ def alpha_scaled_gradient_descent(networks: list[torch.nn.Module], x: torch.Tens
                                   lr: float, iterations: int, keep_initial_output: bool = False) -> np.ndarray:
     """Full-batch GD on the mean squared error of f^α = α(f_θ − f_θ₀) (θ₀ each network's start;
     ``keep_initial_output`` adds f_θ₀ back, eq. 5.2.4) at the rate η/α², every network at once
-    (``torch.func.vmap`` of the forward pass over their stacked parameters; one backward gives every
-    network's gradient, as their losses are summed). Returns the per-example squared errors after
+    (``linearlens.ensembles``: one batched forward pass over their stacked parameters; one backward
+    gives every network's gradient, as their losses are summed). Returns the per-example squared errors after
     0 … ``iterations`` steps: (iterations + 1, networks, n)."""
-    stacked, _ = stack_module_state(networks)
-    params = [value.detach().requires_grad_() for value in stacked.values()]
-    names, template = list(stacked), networks[0]
+    params = {name: value.requires_grad_() for name, value in stacked_parameters(networks).items()}
 
-    def outputs(*values):
-        return functional_call(template, dict(zip(names, values)), (x,)).squeeze(-1)
+    def batched(params):
+        return member_outputs(networks[0], params, {}, x, train=True, shared_inputs=True).squeeze(-1)
 
-    batched = vmap(outputs)
     with torch.no_grad():
-        initial = batched(*params)  # f_θ₀ is fixed: computed once
+        initial = batched(params)  # f_θ₀ is fixed: computed once
     rate = alpha_learning_rate(lr, alpha)
     history = torch.empty(iterations + 1, len(networks), len(y), dtype=x.dtype)
     for step in range(iterations + 1):
-        errors = (alpha_scaled(batched(*params), initial, alpha, keep_initial_output) - y) ** 2
+        errors = (alpha_scaled(batched(params), initial, alpha, keep_initial_output) - y) ** 2
         history[step] = errors.detach()
         if step == iterations:
             break
-        gradients = torch.autograd.grad(errors.mean(dim=-1).sum(), params)
+        gradients = torch.autograd.grad(errors.mean(dim=-1).sum(), list(params.values()))
         with torch.no_grad():
-            for value, gradient in zip(params, gradients):
+            for value, gradient in zip(params.values(), gradients):
                 value.sub_(gradient, alpha=rate)
     return history.numpy()
 

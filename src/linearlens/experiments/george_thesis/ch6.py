@@ -26,11 +26,12 @@ from ...kernels.alignment import (
     target_gram,
     trace_ratios,
 )
-from ...kernels.directions import flat_parameters, output_changes, random_unit_directions, top_singular_directions
+from ...kernels.directions import output_changes, random_unit_directions, top_singular_directions
 from ...kernels.eigenfunctions import eigenvalue_ratios, tangent_eigenfunctions
 from ...kernels.ntk import empirical_ntk, ntk_diagonal
 from ...models.mlp import mlp
 from ...models.zoo import build_model, model_constructor
+from ...parameters import ParameterLayout
 from ...train.batches import EpochBatches, seeded_generator
 from ...train.learners import SupervisedLearner
 from ...train.optimisers import build_optimiser
@@ -365,7 +366,7 @@ def perturbation_run(data_npz, spec: dict, seed: int, device: str = "auto", stat
     probe, evaluation = x_test[:spec["n_probe"]], x_test[:spec.get("n_eval") or len(x_test)]
     k, epsilon = spec["directions"], spec["epsilon"]
     top = top_singular_directions(model, probe, k)
-    n_params = flat_parameters(model).numel()
+    n_params = ParameterLayout(model).size
     random = random_unit_directions(k, n_params, seeded_generator(seed, RANDOM_DIRECTIONS), top.right.dtype, device)
     top_changes = output_changes(model, top.right, epsilon, evaluation)
     random_changes = output_changes(model, random, epsilon, evaluation)

@@ -21,10 +21,11 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from ...ensembles import member_outputs, stacked
 from ...models.zoo import build_model
 from ...train.batches import EpochBatches
 from ...train.interpolation import interpolate
-from ...train.learners import LockstepLearner, member_outputs, stacked
+from ...train.learners import LockstepLearner
 from ...train.optimisers import build_optimiser
 from ...train.runtime import choose_device, seed_everything
 from ...train.schedules import AtSteps, StepDecay

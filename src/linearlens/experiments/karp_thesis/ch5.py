@@ -27,14 +27,8 @@ import numpy as np
 import torch
 
 from ...data.text import token_stream
-from ...models.growth import (
-    GrowthOperator,
-    carry_optimiser_state,
-    grow,
-    operator_space,
-    parameter_sources,
-    stack_on_top,
-)
+from ...growth.apply import carry_optimiser_state, grow, parameter_sources
+from ...growth.operators import GrowthOperator, operator_space, stack_on_top
 from ...models.transformer import transformer_lm
 from ...models.zoo import build_model
 from ...train.batches import seeded_generator
@@ -160,7 +154,7 @@ class Trainer:
         self.global_step = state["global_step"]
 
     def grown(self, operator: GrowthOperator, generator: torch.Generator) -> Trainer:
-        """A trainer of the grown model, its optimiser state carried over (models.growth)."""
+        """A trainer of the grown model, its optimiser state carried over (growth.apply)."""
         successor = Trainer(grow(self.model, operator, generator), self.setting, self.global_step, self.device)
         carry_optimiser_state(self.optimiser, self.model, successor.optimiser, successor.model,
                               parameter_sources(self.model, operator))

@@ -37,8 +37,8 @@ from ...analysis.karp_thesis.ch5 import (
     strategy_table,
     window_losses,
 )
+from ...growth.operators import GrowthOperator
 from ...manifests.jobs import FigureJob
-from ...models.growth_operators import GrowthOperator
 from ..style import apply_style, save_figure, save_table
 
 OTHER_GREY, CHOSEN_BLUE, NEW_ORANGE = "0.88", "#aecbe8", "#f4b183"

@@ -1,7 +1,7 @@
 """Growing a layered network in depth (Karp ch. 5, Sec 5.2): an L-layer model becomes an
 (L + k)-layer one by growing k consecutive layers into 2k.
 
-The operators themselves (names, layer orders, search spaces) are ``models.growth_operators``.
+The operators themselves (names, layer orders, search spaces) are ``growth.operators``.
 Stacking is iterated growing; post-stacking grows the last b layers with block size b
 (``stack_on_top``).
 
@@ -18,10 +18,7 @@ import copy
 import torch
 from torch import nn
 
-from .growth_operators import INITS, GrowthOperator, operator_space, parse_operator, stack_on_top
-
-__all__ = ["INITS", "GrowthOperator", "operator_space", "parse_operator", "stack_on_top", "parameter_sources", "grow",
-           "carry_optimiser_state"]
+from .operators import GrowthOperator
 
 
 def parameter_sources(model: nn.Module, operator: GrowthOperator) -> dict[str, str | None]:
