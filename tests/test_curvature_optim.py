@@ -1,4 +1,4 @@
-"""KFAC, EKFAC and EKFAC-ra steps (spec §8 item 6, issue 27's tests): each step is −η (F̂ + εI)⁻¹ ∇
+"""KFAC, EKFAC and EKFAC-ra steps (issue 27's tests): each step is −η (F̂ + εI)⁻¹ ∇
 with F̂ formed densely, EKFAC-ra's s* follows its recursion, and BatchNorm is refused."""
 
 import pytest

@@ -42,7 +42,7 @@ def test_the_networks_have_the_sizes_of_the_thesis_and_the_spec():
     thesis = resnet50(200)
     assert n_params(thesis) == 23_910_152  # "24M parameters"
     assert thesis.eval()(torch.randn(1, 3, 64, 64)).shape == (1, 200)
-    assert n_params(conv_pool_cnn()) == 1_954  # spec §2 QUICK: "≈ 2k params"
+    assert n_params(conv_pool_cnn()) == 1_954  # the quick stand-in: about 2k parameters
 
 
 def test_h1_a_dense_fim_of_resnet50_needs_2_3_petabytes():

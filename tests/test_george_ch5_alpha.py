@@ -1,4 +1,4 @@
-"""α-scaled training and the linearity metrics (George thesis §5.2; spec §8 item 9)."""
+"""α-scaled training and the linearity metrics (George thesis §5.2)."""
 
 import copy
 

@@ -1,5 +1,5 @@
-"""The quadratic model of George's thesis §5.4 and the 2-layer MLP simulation of Fig C.9 (spec §8 item
-10): closed forms against numerical integration, the mode dynamics against gradient flow on w, the
+"""The quadratic model of George's thesis §5.4 and the 2-layer MLP simulation of Fig C.9: closed
+forms against numerical integration, the mode dynamics against gradient flow on w, the
 examples' SVD facts, and α-scaled GD at α = 1 against plain GD."""
 
 import copy

@@ -1,4 +1,4 @@
-"""George ch. 5, Figs 5.2 and C.1-C.6: C-scores (the hold-out estimator, spec §8 item 13, and decile
+"""George ch. 5, Figs 5.2 and C.1-C.6: C-scores (the hold-out estimator and decile
 groups), the CIFAR-10 40k/10k split, runs of every α sharing θ₀, batches and label noise, logging at
 loss thresholds, and the torch-free progress analysis (monotone progress, matching, turning point)."""
 
@@ -40,7 +40,7 @@ from linearlens.train.tasks import load_task
 # --- C-scores -------------------------------------------------------------------------------------
 
 def test_holdout_cscores_rank_a_duplicated_cluster_above_outliers():
-    """Spec §8 item 13: examples with many near-copies are predicted right by models that never saw
+    """Examples with many near-copies are predicted right by models that never saw
     them; isolated examples of a rare class are not."""
     rng = np.random.default_rng(0)
     cluster_a = rng.normal([-3.0, 0.0], 0.05, size=(40, 2))
@@ -112,7 +112,7 @@ class _SplitSource(Source):
 
 
 def test_test_split_cut_from_the_training_split_with_fixed_normalisation():
-    """CIFAR-10 train[:40000] / train[40000:] and the author's Normalize (trap T-LVH-4), at 40/10."""
+    """CIFAR-10 train[:40000] / train[40000:] and the author's Normalize (C-scores exist for the training images only), at 40/10."""
     source = _SplitSource("fake", "fake colour images", "images", pixel_max=255.0)
     mean, std = [0.4914, 0.4822, 0.4465], [0.2023, 0.1994, 0.2010]
     raw = source.read(None, {})

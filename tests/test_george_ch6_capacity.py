@@ -1,5 +1,5 @@
 """George thesis ch. 6 / App. B: Rademacher bounds of linear classes, Prop B.2.5, SuperNat (Prop 6.4.2),
-and the runs, figures and claims of Figs 6.5 and B.3 (spec §8 items 11 and 12). Float64, CPU, seconds."""
+and the runs, figures and claims of Figs 6.5 and B.3. Float64, CPU, seconds."""
 
 import numpy as np
 import pandas as pd

@@ -1,4 +1,5 @@
-"""Karp ch. 2's deterministic CUDA settings (trap C2-7), checked without a GPU: a CUDA device is
+"""Karp ch. 2's deterministic CUDA settings (A(S) and A(S′) may differ only through z),
+checked without a GPU: a CUDA device is
 passed in and CUDA's state is faked; nothing here calls CUDA. Every setting is restored after."""
 
 import os

@@ -1,4 +1,4 @@
-"""Karp ch. 2 (spec §9): the pairs (S, S′), determinism, a swap that changes nothing, the power-law fit,
+"""Karp ch. 2: the pairs (S, S′), determinism, a swap that changes nothing, the power-law fit,
 mode connectivity at its endpoints, and pairs in lockstep against separate runs, BatchNorm included."""
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""Karp thesis Fig 3.3, the LSA toy model (spec §9 Ch3 (a)-(c)): analytic gradients against autograd,
+"""Karp thesis Fig 3.3, the LSA toy model: analytic gradients against autograd,
 the data generator, the linear classifier's ceiling, one SGD step by hand, the projected route
 against the direct one, a short run's trends, the claims and the figure."""
 

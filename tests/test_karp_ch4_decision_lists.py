@@ -1,4 +1,4 @@
-"""Karp thesis chapter 4 (spec §9 Ch4): the decision-list task, the closed-form gradient of the
+"""Karp thesis chapter 4: the decision-list task, the closed-form gradient of the
 transformer under uniform attention against autograd, the one-step structure of Fig 4.1, and its
 figure and claims on a produced run."""
 
@@ -34,7 +34,7 @@ from linearlens.manifests.jobs import ClaimsJob, FigureJob
 ROOT = Path(__file__).resolve().parents[1]
 THESIS = {"vocabulary_length": 200, "vocabulary": "zero_to_L", "permutation_shift": 20, "list_shifts": [10, 20, 30],
           "sequence_length": 25, "learning_rate": 40000.0, "init_std": 1e-4, "sequences": 10000, "seed": 0}
-# The thesis's setting on 2,000 sequences (spec §3.2: "already gives the same picture").
+# The thesis's setting on 2,000 sequences, which already give the same picture as 10,000.
 SPEC = {**THESIS, "sequences": 2000}
 
 
@@ -65,7 +65,7 @@ def test_the_default_vocabulary_maps_181_to_0():
 
 
 def test_pi_leaves_the_thesis_tokens_1_to_L():
-    """Trap C4-1: read with [L] = {1..L} and f = i mod (L + 1), π leaves [L] (π(181) = 0)."""
+    """The vocabulary's catch: read with [L] = {1..L} and f = i mod (L + 1), π leaves [L] (π(181) = 0)."""
     task = decision_lists(200)
     assert not set(task.permutation[task.input_tokens]) <= set(task.input_tokens)
 
@@ -134,7 +134,7 @@ def test_one_step_puts_each_column_peak_at_its_permuted_row(run):
     summary = structure_summary(record)
     assert summary["columns"] == 200
     assert summary["fraction_at_permutation"] >= THRESHOLDS["quick"].columns_at_permutation
-    # spec §3.2 (seed 0, N = 2,000): c = 7.00, largest off-structure entry 0.90, mean off -0.035
+    # a numpy re-run (seed 0, N = 2,000): c = 7.00, largest off-structure entry 0.90, mean off -0.035
     assert summary["structure_mean"] == pytest.approx(7.0, abs=0.05)
     assert summary["structure_mean"] == pytest.approx(summary["analytic_structure_mean"], rel=1e-3)
     assert 0.5 < summary["largest_off_structure_mean"] < 1.5
@@ -143,7 +143,7 @@ def test_one_step_puts_each_column_peak_at_its_permuted_row(run):
 
 
 def test_the_first_order_value_matches_the_spec():
-    """η/(nL)·(E[#] − n/(L + 1)) ≈ 8·(1.0 − 0.124) ≈ 7.0 (spec §3.2), and its mean is η/(nL)·(1 − n/(L + 1))
+    """η/(nL)·(E[#] − n/(L + 1)) ≈ 8·(1.0 − 0.124) ≈ 7.0, and its mean is η/(nL)·(1 − n/(L + 1))
     exactly, since the counts of a sequence's labels over its tokens sum to n."""
     values = expected_structure_entries(decision_lists(200), 25, 40000.0)
     assert len(values) == 200

@@ -23,7 +23,7 @@ def test_figure_cost_counts_the_configs_fits_and_sizes_its_layers():
     cost = figure_cost(experiment, probes, (1, 40), 10, 4000, "torch", "cpu", fraction=0.1, timed_iterations=5)
     # 8,000 steps, a checkpoint every 800 from step 0: 11 per run, 2 runs, 1 seed
     assert cost["fits"].tolist() == [22, 22] and cost["layer"].tolist() == [1, 2]
-    assert cost["features"].tolist() == [320, 160]  # conv1 16 × 20, conv2 16 × 10 (the spec's Q6)
+    assert cost["features"].tolist() == [320, 160]  # pooled conv1 16 × 20, conv2 16 × 10 (the quick probes)
     assert cost["timed_examples"].tolist() == [200, 200]  # a tenth of the probes' 2,000
     per_fit = cost["fixed_seconds"] + 300 * cost["seconds_per_iteration"]  # max_iter 300
     assert (cost["hours"] == cost["fits"] * per_fit / 3600).all()

@@ -1,5 +1,5 @@
 """Rule karp_thesis_ch4_run_one_step: Fig 4.1's single gradient step on V under uniform attention
-(W = 0), from the sequences and V₀ the spec's seed draws; V₀, V₁, the task and the settings (.npz)."""
+(W = 0), from the sequences and V₀ its seed draws; V₀, V₁, the task and the settings (.npz)."""
 
 import numpy as np
 

@@ -49,7 +49,7 @@ IL = "spec iterative linearisation §4.1 (one H100)"
 GEORGE = "spec George §4.1 (one H100, not measured)"
 KARP = "spec Karp §6.1 (H100)"
 SLURM = "profiles/slurm/config.yaml"
-LMC_RUNS = 399  # the spec's LMC count: 3 pretrains, 216 random and 180 fine-tuned children
+LMC_RUNS = 399  # Fig 6's LMC runs at paper scale: 3 pretrains, 216 random and 180 fine-tuned children
 
 # (rule, group): estimate
 ESTIMATES: dict[tuple[str, str], Estimate] = {

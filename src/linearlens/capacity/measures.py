@@ -147,7 +147,7 @@ def neyshabur_two_layer(model: nn.Module, initial: dict[str, Tensor], x: Tensor,
 class UpdateNormTracker:
     """Σ_t ‖δw_t‖_2, the norms of the actual optimiser updates w_t − w_{t−1}, accumulated exactly at
     every step in float64 (a ``SupervisedLearner`` tracker). The norm of the displacement between
-    two evaluations would only bound it from below (trap T-NTK-7)."""
+    two evaluations, which the authors' code logs, only bounds it from below (the triangle inequality)."""
 
     def __init__(self, model: nn.Module):
         self.parameters = [p for p in model.parameters() if p.requires_grad]

@@ -1,4 +1,4 @@
-"""The iterative-linearisation paper's claims (spec §3, C1–C13) as checks with explicit thresholds.
+"""The iterative-linearisation paper's claims (C1–C13) as checks with explicit thresholds.
 
 Two threshold sets, both fixed from the paper's statements before any run: ``paper`` for the
 paper's setup on CIFAR-10, ``stand_in`` for the quick and smoke scales, whose stand-in data can
@@ -493,7 +493,7 @@ def adam_checks(runs: pd.DataFrame, limits: Thresholds) -> list[ClaimCheck]:
 
 def damping_checks(summary: pd.DataFrame, drawn: list[float], train_rmse_limit: float) -> list[ClaimCheck]:
     """C11: more damping, lower and more consistent test RMSE, similar minima, smoother functions
-    (the paper's own setup at every scale; thresholds the spec's, where the paper states none)."""
+    (the paper's own setup at every scale; thresholds ours, fixed before any run, where the paper states none)."""
     kept = kept_runs(summary, train_rmse_limit)
     stats = kept.groupby("damping")["test_rmse"].agg(["mean", "std", "min"])
     smallest, largest = stats.index.min(), stats.index.max()

@@ -1,4 +1,4 @@
-"""The telescoping-lens paper's claims (spec §3) as checks with explicit thresholds."""
+"""The telescoping-lens paper's claims as checks with explicit thresholds."""
 
 from __future__ import annotations
 

@@ -197,7 +197,8 @@ def with_spurious(y: np.ndarray, group: np.ndarray, rule: str, spurious_value: i
 
 def balanced_cells(y: np.ndarray, group: np.ndarray, per_cell: int) -> tuple[np.ndarray, dict]:
     """The first ``per_cell`` examples (in the split's order) of each (label, group) cell, fewer
-    where a cell is smaller (Waterbirds' training split has 56 waterbirds on land, trap T-LVH-12);
+    where a cell is smaller (Waterbirds' training split has 56 waterbirds on land: the thesis's 180 per group
+    cannot be drawn);
     the indices, cell after cell, and the counts taken."""
     chosen, counts = [], {}
     for label in (0, 1):
@@ -287,8 +288,8 @@ def _cell_sizes(available: dict[int, int], weights: list[list[float]]) -> dict[t
 def spurious_digits(feature: str = "corner_patch", train_cells: list | None = None, test_fraction: float = 0.25,
                     test_per_cell: int | None = None, label_from: int = 5, level: float = 1.0,
                     seed: int = 0) -> dict[str, np.ndarray]:
-    """A spurious-correlation task from the scikit-learn digits (the George thesis spec's quick stand-in
-    for Fig 5.3): label y = [digit >= label_from], a spurious feature (``add_spurious_feature``) on
+    """A spurious-correlation task from the scikit-learn digits (the quick stand-in for
+    George's Fig 5.3): label y = [digit >= label_from], a spurious feature (``add_spurious_feature``) on
     the examples of group 1. The training split has (label, group) cells in the proportions
     ``train_cells[label][group]`` (default [[9, 1], [1, 9]]: the feature on 90% of y = 1 and 10% of
     y = 0), as large as the digits allow; the test split is balanced: equal cells (``test_per_cell``

@@ -79,8 +79,8 @@ def disk_labels(x: np.ndarray) -> np.ndarray:
     return (np.linalg.norm(x, axis=1) <= DISK_RADIUS).astype(np.int64)
 
 
-# The binary yin-yang of George's thesis (Fig 5.1; the author's toy code, trap T-LVH-10; not Kriener
-# et al.'s 3-class Yin-Yang): the half-plane x₂ ≤ 0 is class 1, with the label flipped inside two
+# The binary yin-yang of George's thesis (Fig 5.1; the authors' own definition, in their toy code; not
+# Kriener et al.'s 3-class Yin-Yang): the half-plane x₂ ≤ 0 is class 1, with the label flipped inside two
 # small disks, one in each half. Every geometric reading of the task (labels, the figure's
 # outlines, the claims' regions) uses these constants.
 YIN_YANG_CENTRES = ((0.5, -0.5), (-0.5, 0.5))

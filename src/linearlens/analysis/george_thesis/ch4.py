@@ -81,7 +81,8 @@ def error_summary(frame: pd.DataFrame) -> pd.DataFrame:
 # first-order ({"name": sgd | adam, ...torch keywords}); a run is one optimiser at one (η, ε) point and
 # one batch size. The hyper-parameter search (the (η, ε) grid plus random points around each grid
 # point) is laid out here; the per-epoch envelopes and the selections are done here too, on the runs'
-# per-epoch rows, never in training (trap T-EK-2).
+# per-epoch rows, never in training (the thesis's curves are per-epoch envelopes over the searched
+# hyper-parameters, not single runs).
 
 TRAINING_RUNS = "results/george_thesis/runs/ch4"
 CURVATURE_METHODS = ("kfac", "ekfac", "ekfac_ra")
@@ -277,8 +278,8 @@ def final_losses(frame: pd.DataFrame) -> pd.DataFrame:
 
 def selected_point(frame: pd.DataFrame, optimiser: str, batch_size: int) -> dict:
     """The (η, ε) of ``optimiser``'s run at ``batch_size`` with the lowest final training loss among runs
-    that finished: the hyper-parameters Fig 4.4 trains at other frequencies (spec: "best of the 4.3
-    search per optimizer")."""
+    that finished: the hyper-parameters Fig 4.4 trains at other frequencies (the thesis does not say
+    which; the best of Fig 4.3's search per optimiser)."""
     finals = final_losses(frame)
     candidates = finals[(finals["optimiser"] == optimiser) & (finals["batch_size"] == batch_size)
                         & (finals["ended"] == "finished") & np.isfinite(finals["train_loss"])]

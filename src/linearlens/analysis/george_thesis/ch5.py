@@ -216,7 +216,8 @@ def twolayer_time(errors: np.ndarray) -> np.ndarray:
 # The runs: for every architecture and seed, both experiments (C-score groups, noisy labels) at every α
 # of the config's regimes, from one θ₀ per (architecture, seed), one label-noise draw and one batch
 # order per seed; plus Fig C.1's learning-rate sweep at α = 1 (noisy labels, the main architecture
-# and seed), capped at the iterations of that seed's largest-α run (trap T-LVH-14).
+# and seed), capped at the iterations of that seed's largest-α run (its small learning rates never reach the
+# other runs' loss range in a finite budget).
 
 DIFFICULTY_RUNS = "results/george_thesis/runs/ch5/difficulty"
 EXPERIMENTS = ("cscore", "noisy")
@@ -449,8 +450,8 @@ def ending_text(summary: dict, frame: pd.DataFrame, experiment: str) -> str:
 
 def progress_curve(frame: pd.DataFrame, experiment: str, column: str) -> tuple[np.ndarray, np.ndarray]:
     """``column`` against the run's progress, made monotone: x = the running minimum of the progress
-    column (trap T-LVH-7), kept at the log points where x reaches a new minimum (and the first), so x
-    strictly decreases and a curve can be read at any progress by interpolation. Log points without
+    column (as the authors' code plots it), kept at the log points where x reaches a new minimum (and
+    the first), so x strictly decreases and a curve can be read at any progress by interpolation. Log points without
     ``column`` (the linearity metrics come every 5th) are skipped; x still counts every point."""
     x = np.minimum.accumulate(frame[PROGRESS[experiment]].to_numpy(dtype=float))
     y = frame[column].to_numpy(dtype=float)

@@ -322,7 +322,8 @@ def complexity_run_specs(spec: dict) -> dict[str, dict]:
     return {name: run for runs in complexity_runs(spec).values() for name, run in runs.items()}
 
 
-# Fig 6.6's caption order: width, label corruption, channels (trap T-NTK-6), whatever the config's.
+# Fig 6.6's caption order: width, label corruption, channels (the thesis's text orders the panels
+# otherwise; we follow the caption), whatever the config's.
 VARIED_ORDER = ("hidden", "corruption", "width")
 
 

@@ -8,7 +8,7 @@ job trains a block of pairs of one size and one trial in lockstep and records, a
 (the thesis's t = 50k, 100k, 150k: ``early``, ``main``, ``late``), the generalisation gaps of A(S),
 the stability sample β̂(S, S′) = max over the test set of |ℓ(A(S), z′) − ℓ(A(S′), z′)| and the
 parameter norms and distance. Every plotted quantity is a maximum over samples at each m with a
-power law a·m^b fitted to the maxima (spec §1.1).
+power law a·m^b fitted to the maxima (the thesis's motif: samples as dots, their maximum at each m, the fit).
 """
 
 from __future__ import annotations

@@ -17,8 +17,8 @@ RUNS = "results/karp_thesis/runs/ch3"
 #
 # One run trains f_{w,b}(X) = Σ_i φ_b(⟨w, X_i⟩) by SGD on fresh samples and writes one CSV row per
 # evaluation (``TOY_COLUMNS``). The thesis's "σ = 1" is the noise MULTIPLIER of the authors' code
-# (spec trap C3-1): the noise rows' standard deviation is multiplier · log(k)/√k (natural log),
-# 0.2184 at k = 1000.
+# (a literal σ = 1 is a different, much harder problem): the noise rows' standard deviation is
+# multiplier · log(k)/√k (natural log), 0.2184 at k = 1000.
 
 TOY_RUNS = f"{RUNS}/toy"
 # step: SGD steps taken; w_dot_wstar: w·w*; w_perp_norm: ‖w − (w·w*)w*‖; ratio: |b|/(w·w*);

@@ -3,7 +3,7 @@ summaries of V₁ behind Fig 4.1 and its claims (torch-free, numpy only).
 
 The structure Theorem 4.4 needs is V ≈ cP, P the permutation matrix of π (P[π(a), a] = 1): in each
 column a of V₁ (an input token) the entry at row π(a) stands out. The summaries run over the input
-tokens' columns only (with the spec's vocabulary {0..L}, column 0 is never an input and keeps V₀).
+tokens' columns only (with the default vocabulary {0..L}, column 0 is never an input and keeps V₀).
 """
 
 from __future__ import annotations
@@ -77,7 +77,8 @@ def structure_summary(record: dict) -> dict[str, float]:
 
 
 def vocabulary_text(settings: dict) -> str:
-    """The run's vocabulary convention (trap C4-1), as the figure and the claims state it."""
+    """The run's vocabulary convention, as the figure and the claims state it: f(i) = i mod (L + 1)
+    permutes {0..L}, not the thesis's token set [L] = {1..L}."""
     size = settings["vocabulary_length"]
     if settings["vocabulary"] == "zero_to_L":
         return (f"vocabulary {{0..{size}}} (f(i) = i mod {size + 1}, so π permutes {size + 1} tokens; V is "

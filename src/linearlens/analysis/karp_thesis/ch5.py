@@ -6,7 +6,7 @@ A **growth run** (one per growing setting and seed: ``growth_run_path``) is one 
 grown by every operator of the setting's space, each grown model trained the same number of steps
 on the same batches. Its arrays:
 
-- ``operator`` (G,) str: the operator's id, ``start{s}-b{b}-{init}`` (start 0-indexed, trap C5-2)
+- ``operator`` (G,) str: the operator's id, ``start{s}-b{b}-{init}`` (start 0-indexed, as the thesis's {0, 2, 4, 6, 8})
 - ``start`` (G,) int, ``block_size`` (G,) int, ``init`` (G,) str in {"random", "duplicate"}
 - ``steps`` (S,) int: the steps after growing at which the validation loss was measured (sorted:
   the window 0..window_end every ``window_every`` steps, continued ``smoothing // 2`` points past
@@ -28,7 +28,7 @@ and by adaptive stacking (LAG@k per stage). Its arrays:
 - ``settings`` (): a JSON string, as above
 
 Decisions where the thesis is silent (DEFAULTs): smoothing is a centred moving average over the
-window's grid, truncated at the start (no pre-growth values; trap C5-3) but full at the window's end
+window's grid, truncated at the start (no pre-growth values) but full at the window's end
 (the runs record the grid past it), and is applied to the window's
 curves only (Figs 5.3, 5.4, Recall@k, regret); Fig 5.2 and LAG@k read raw losses. LAG@k reads the
 loss at the first recorded step ≥ k. Every argmin (G*, G^i, a LAG pick) and every ranking for
@@ -139,7 +139,7 @@ def read_run(path: str) -> dict:
     return record
 
 
-# --- the thesis's numbers (spec §4.4) ---------------------------------------------------------
+# --- the thesis's numbers (Figs 5.2-5.4, Tables 5.1, 5.2, C.1) ----------------------------------
 
 THESIS_FIG_5_2 = {"growth": {"pearson": -0.515, "spearman": -0.418},  # loss at 500k vs at 600k
                   "lag": {"pearson": 0.982, "spearman": 0.986}}  # loss at 505k vs at 600k
@@ -173,8 +173,9 @@ THESIS_SETTINGS = {  # steps counted from growing, as the runs count them
 
 def smoothed(loss, window: int) -> np.ndarray:
     """A centred moving average of ``window`` points along the last axis, truncated at the edges:
-    each point averages the recorded points within ``window // 2`` of it that exist (trap C5-3,
-    DEFAULT). ``window`` must be odd so that the average is centred; 1 leaves ``loss`` unchanged."""
+    each point averages the recorded points within ``window // 2`` of it that exist (the thesis
+    does not say how it treats the edges). ``window`` must be odd so that the average is centred; 1
+    leaves ``loss`` unchanged."""
     loss = np.asarray(loss, dtype=float)
     if window < 1 or window % 2 == 0:
         raise ValueError(f"the smoothing window must be a positive odd number of points, not {window}")
@@ -216,7 +217,7 @@ def window_losses(run: dict, smooth: bool = True) -> tuple[np.ndarray, np.ndarra
     losses, smoothed by the run's ``smoothing`` unless ``smooth`` is False. The run records the grid
     ``smoothing // 2`` points past window_end, so the last points average a full centred window as
     the thesis's could (it measured every step); only the first points, which have no pre-growth
-    values to average, average fewer (trap C5-3, DEFAULT)."""
+    values to average, average fewer (the thesis does not say how it treats the edges)."""
     settings = run["settings"]
     every, window = int(settings["window_every"]), int(settings["smoothing"]) if smooth else 1
     grid = (run["steps"] % every == 0) & (run["steps"] <= settings["window_end"] + (window // 2) * every)

@@ -1,6 +1,6 @@
 """Claims for Chapter 3 (NNGeometry): H1 (the memory of a dense FIM of ResNet50) and H2 (which Fisher
-approximation is best for which operation, Figs 3.3-3.6) of spec §3, and the NTK's adaptation to the task
-of Fig 3.7 (the thesis's qualitative claim, not numbered in the spec). Figs 3.1 (code listing) and 3.2
+approximation is best for which operation, Figs 3.3-3.6), and the NTK's adaptation to the task of Fig 3.7
+(the thesis's qualitative claim, without an H number). Figs 3.1 (code listing) and 3.2
 (schematic) are drawings, in the figures module only."""
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def dense_fisher_petabytes(parameters: float, bytes_per_entry: int = 4) -> float
 
 @dataclass(frozen=True)
 class FisherQualityThresholds:
-    """Spec §3 H2, the same at both scales. Each ordering must hold at every checkpoint; the solve
+    """H2, the same at both scales. Each ordering must hold at every checkpoint; the solve
     is compared by cos(v, v') averaged over the λ grid. ``trace_small``: the largest relative trace
     error of the approximations that keep F's diagonal (diagonal, quasi-diagonal, EKFAC), whose only
     error the thesis puts down to Monte-Carlo sampling: their traces equal that of the Monte-Carlo FIM
@@ -175,7 +175,7 @@ def _with_noise_reason(check: ClaimCheck, fisher: dict) -> ClaimCheck:
 # --- Fig 3.7: the NTK adapts to the task ---
 
 def ntk_pair_claims(job: ClaimsJob) -> list[ClaimCheck]:
-    """Fig 3.7 (not numbered in spec §3): the intra-class blocks of the normalised Gram strengthen, and
+    """Fig 3.7 (a qualitative claim, without an H number): the intra-class blocks of the normalised Gram strengthen, and
     the kernel-PCA plane goes from mixing the two classes at initialisation to separating them."""
     summary = pair_summary(read_pairs(job.inputs["runs"]), job.params["spec"]["ntk"]["centred"])
     first, last = summary.iloc[0], summary.iloc[-1]

@@ -43,7 +43,7 @@ from .. import ClaimCheck
 
 @dataclass(frozen=True)
 class KfeTrackingThresholds:
-    """Spec §3 H3 and H4, the same at every scale. H3 is exact: a ratio above 1 only by round-off
+    """H3 and H4, the same at every scale. H3 is exact: a ratio above 1 only by round-off
     (``round_off``, relative, float64 runs). H4 compares measured numbers: the KFE's mean off-diagonal
     |corr| below the parameter basis's; EKFAC's time-averaged error below amortised KFAC's; and EKFAC
     drifting "far less quickly": its mean rise over a recompute interval at most 1/``far_less`` of KFAC's."""
@@ -104,7 +104,7 @@ def kfe_tracking_claims(job: ClaimsJob) -> list[ClaimCheck]:
 
 @dataclass(frozen=True)
 class AutoencoderThresholds:
-    """Spec §3 H5-H6. Orderings of per-epoch envelopes hold at ``epoch_share`` of the epochs after the first
+    """H5-H6. Orderings of per-epoch envelopes hold at ``epoch_share`` of the epochs after the first
     (the curves start together); "similar validation" is a best validation loss within ``validation_ratio``
     of KFAC's. "KFAC's spectrum quickly diverges, whereas the EKFAC variants much better track G" is a
     contrast: by ``early_share`` of the tracked steps KFAC's distance over ‖λ(G)‖ has risen by at least
@@ -275,10 +275,10 @@ def spectrum_tracking_check(relative: pd.DataFrame, limits: AutoencoderThreshold
 
 @dataclass(frozen=True)
 class CifarThresholds:
-    """Spec §3 H7. Per-epoch orderings of envelopes as for the auto-encoder (``epoch_share`` of epochs 1 to
+    """H7. Per-epoch orderings of envelopes as for the auto-encoder (``epoch_share`` of epochs 1 to
     the last), and the batch-size claims (Figs A.1, A.3: losses per epoch too), asserted at both scales; the
-    wall-clock claims only where ``paper_only_asserted`` (spec §3: "not meaningful at quick scale": CPU
-    timings), their numbers reported anyway;
+    wall-clock claims only where ``paper_only_asserted`` (CPU timings at
+    quick scale mean nothing), their numbers reported anyway;
     "maintains good generalisation": the best validation error within ``validation_margin`` (absolute) of
     the best first-order baseline's."""
 

@@ -63,7 +63,7 @@ from .. import ClaimCheck
 
 @dataclass(frozen=True)
 class ToyThresholds:
-    """H8 (spec §3; the same check at both scales, quick on 20 seeds): at every training-loss
+    """H8 (the same check at both scales, quick on 20 seeds): at every training-loss
     threshold, the median first iteration below it of the linearised runs over that of the
     non-linear runs above ``speedup``; and at each threshold the mean Δloss (eq. 5.3.1) over the
     easy region below ``easy_below`` and over the disks above ``disks_above``."""
@@ -142,7 +142,7 @@ def _delta_checks(runs: dict, limits: ToyThresholds) -> list[ClaimCheck]:
 
 @dataclass(frozen=True)
 class AnalyticThresholds:
-    """H15 (spec §3: "exact" at both scales; quick = paper, the runs are cheap). The thesis's
+    """H15 (exact at both scales; quick = paper, the runs are cheap). The thesis's
     orderings read as checks on per-example or per-group MSE curves, each relative to its initial
     value: a curve is "learned" when it has fallen to ``learned`` of its start."""
 
@@ -328,7 +328,7 @@ def analytic_claims(job: ClaimsJob) -> list[ClaimCheck]:
 
 @dataclass(frozen=True)
 class DifficultyThresholds:
-    """The thesis's numbers (spec §3, H9-H12) per scale. None: reported, not claimed at this scale."""
+    """The thesis's numbers (H9-H12) per scale. None: reported, not claimed at this scale."""
 
     lazy_linearity: float  # H9: every linearity metric of the largest-α run stays at least this
     gap_share: float  # H10: share of the progress points where the decile gap is larger for α = 1, at least

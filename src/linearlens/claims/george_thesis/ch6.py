@@ -44,7 +44,7 @@ from .. import ClaimCheck
 
 @dataclass(frozen=True)
 class AlignmentThresholds:
-    """The thesis's numbers (spec §3, H17, H18, H21), the same at every scale: a check tests the
+    """The thesis's numbers (H17, H18, H21), the same at every scale: a check tests the
     statement at the strength the thesis states. Where the runs are stand-ins (quick: MLPs and a
     small CNN on 8×8 digits, 500×500 probe kernels), a miss of one of the thesis's numbers is put
     down to the stand-in (``stand_in``)."""
@@ -359,7 +359,7 @@ def _depth_checks(rows: pd.DataFrame) -> list[ClaimCheck]:
 
 @dataclass(frozen=True)
 class DiskThresholds:
-    """H16 (spec §3): λ20/λ1 at the first row over λ20/λ1 at the last row, more than ``ratio_drop``
+    """H16: λ20/λ1 at the first row over λ20/λ1 at the last row, more than ``ratio_drop``
     (the thesis: 1.5% → 0.2%, 7.5×; full scale asks for ≥ 5×, quick only for a decrease); and the
     class structure in the top eigenfunctions: their largest |correlation| with the grid labels
     rises from the first row to the last."""
@@ -408,8 +408,8 @@ def disk_claims(job: ClaimsJob) -> list[ClaimCheck]:
 
 @dataclass(frozen=True)
 class SpectralBiasThresholds:
-    """H24 (spec §3; quick = full scale): over the eigenvectors j < 25 the dominant DFT frequency
-    is monotone in j: every step non-decreasing (``monotone_share``, the spec's "monotone" read
+    """H24 (quick = full scale): over the eigenvectors j < 25 the dominant DFT frequency
+    is monotone in j: every step non-decreasing (``monotone_share``, "monotone" read
     literally) and a rank correlation ρ(j, frequency) of at least ``spearman`` (the trend the
     thesis calls a remarkable alignment with Fourier modes); λ10/λ1 of the order of the thesis's 4%:
     within a factor 4 either way."""
@@ -452,8 +452,8 @@ class SupernatThresholds:
     equal_within: float = 1e-9  # relative difference that counts as equal (two runs at the same minimiser)
 
 
-# Spec §3 H22: "final test error" at full scale, "same (exact toy)" at quick scale: the seed mean below
-# GD's, and, as the weakest per-seed reading of "below GD's", in half of the seeds or more.
+# H22 compares final test errors, the same at both scales (the toy runs whole at quick scale): the
+# seed mean below GD's, and, as the weakest per-seed reading of "below GD's", in half of the seeds or more.
 SUPERNAT_THRESHOLDS = {
     "quick": SupernatThresholds(seed_share=0.5),
     "paper": SupernatThresholds(seed_share=0.5),
@@ -498,7 +498,7 @@ class RbfCapacityThresholds:
     loose_growth: float  # H25: A = Id bound at c = 1 ≥ this × its minimum over c; the optimised one below it
 
 
-# Spec §3 H25 is qualitative at both scales; the thresholds read "tracks" as a Spearman ρ of at least
+# H25 is qualitative, at both scales; the thresholds read "tracks" as a Spearman ρ of at least
 # 0.5 over the c grid, and "becomes loose" as growing at least twofold from its minimum to c = 1.
 RBF_CAPACITY_THRESHOLDS = {
     "quick": RbfCapacityThresholds(identity_max_spearman=0.5, optimised_min_spearman=0.5, loose_growth=2.0),
@@ -542,7 +542,7 @@ class PerturbationThresholds:
     share_above: float  # H26: share of top directions that move f more than every random one, at least
 
 
-# Spec §3 H26: "ratio (mean top-50 / mean random) ≫ 1" at both scales; ≫ read as 10x. Fixed before any run.
+# H26: the ratio mean top-50 / mean random is ≫ 1, at both scales; ≫ read as 10x. Fixed before any run.
 PERTURBATION_THRESHOLDS = {
     "quick": PerturbationThresholds(ratio=10.0, share_above=1.0),
     "paper": PerturbationThresholds(ratio=10.0, share_above=1.0),
@@ -575,7 +575,7 @@ def perturbation_claims(job: ClaimsJob) -> list[ClaimCheck]:
 
 @dataclass(frozen=True)
 class ComplexityThresholds:
-    """H23 (spec §3): our measure (6.4.11) follows the generalisation gap. Full column: Spearman ρ
+    """H23: our measure (6.4.11) follows the generalisation gap. Full column: Spearman ρ
     high (≥ 0.8) on every sweep, and the highest of the measures on the corruption sweep. Quick
     column: the sign of ρ on every sweep (``note`` says why)."""
 

@@ -1,8 +1,9 @@
 """Chapter 2 and Appendix A, the algorithmic stability of SGD: the claims of Figs 2.1-2.4 and
-A.1-A.15 (Table 2.1 is a configuration table), as checks over the pair runs (spec §5, Chapter 2).
+A.1-A.15 (Table 2.1 is a configuration table), as checks over the pair runs.
 
 Every exponent is the thesis's: b of y = a·m^b fitted by ``curve_fit`` to the per-m maxima
-(``exponent_summary``); the log-log least-squares slope is quoted beside it (trap C2-6).
+(``exponent_summary``); the log-log least-squares slope is quoted beside it (the linear-space fit is
+dominated by the largest maxima, at small m).
 
 ==== ========= =====================================================================================
 id   figure    statement (the check)
@@ -23,7 +24,7 @@ K12  fig_2_4   connectivity ordering 1a > 2a > 2b: median dip 1a < 2a < 2b (per 
 K13  fig_A_14  K11's contrast for 1a's other trials (against 2b's first trial, per trial and size)†
 K14  fig_A_15  2a's other trials "slightly decreasing" (informative: the dips beside 1a's)
 K15  fig_A_1   the gap's rate differs across regions of m (informative: exponents and half-range slopes)
-K16  fig_2_1/2 trap C2-4: how often β̂ is attained at the swapped-in point z (informative)
+K16  fig_2_1/2 how often β̂ is attained at the swapped-in point z, which the test set holds (informative)
 ==== ========= =====================================================================================
 
 Decisions where the thesis gives no number (DEFAULTs): "not decreasing" reads as a fitted exponent
@@ -62,7 +63,7 @@ from .. import ClaimCheck
 
 @dataclass(frozen=True)
 class StabilityThresholds:
-    """Spec §5 Chapter 2's pass criteria (the same at both scales: never loosened at quick)."""
+    """Chapter 2's pass criteria (the same at both scales: never loosened at quick)."""
 
     logistic_agreement: float = 0.15  # K1: |b_stability − b_gap| at most this …
     logistic_decay: float = -0.8  # … and b_stability, b_gap (K1) and b_distance (K2) at most this
@@ -473,7 +474,7 @@ def sweep_checks(rows: pd.DataFrame, configuration: str) -> list[ClaimCheck]:
     return checks
 
 
-# --- trap C2-4: where β̂ is attained --------------------------------------------------------------------------
+# --- where β̂ is attained (the test set holds the swapped-in z, as the thesis intends) -----------------------
 
 def at_z_checks(rows: pd.DataFrame, figure: str) -> list[ClaimCheck]:
     checks = []

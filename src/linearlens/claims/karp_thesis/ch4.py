@@ -1,15 +1,15 @@
-"""Chapter 4, a one-layer transformer learning decision lists: the claims of Fig 4.1 (Sec 4.3.4;
-spec §3.2, §5 Chapter 4), as checks over the one-step run.
+"""Chapter 4, a one-layer transformer learning decision lists: the claims of Fig 4.1 (Sec 4.3.4),
+as checks over the one-step run.
 
 ==== ========= =====================================================================================
 id   figure    statement (the check)
 ==== ========= =====================================================================================
 DL1  fig_4_1   the cP structure is picked up in one step: every column a of V₁ peaks at row π(a)
-               (thesis figure, spec reference 100%; fraction of input columns ≥ 99%)
-DL2  fig_4_1   c = mean V₁[π(a), a] against its first-order population value (spec reference ≈ 7.0 at
+               (thesis figure; a numpy re-run: 100%; fraction of input columns ≥ 99%)
+DL2  fig_4_1   c = mean V₁[π(a), a] against its first-order population value (a numpy re-run: ≈ 7.0 at
                L = 200, n = 25, η = L²; relative deviation ≤ 2%)
 DL3  fig_4_1   the rest of V₁: largest and mean off-structure entries, the secondary band V₁[π(a), a − 10]
-               (informative: spec reference 0.75 at N = 10,000, −0.035, 0.64)
+               (informative: a numpy re-run: 0.75 at N = 10,000, −0.035, 0.64)
 ==== ========= =====================================================================================
 
 The first-order value of V₁[π(a), a] is η/(n·L_in)·(E[#{j: y_j = π(a)} | a ∈ s] − n/|vocabulary|)
@@ -21,7 +21,7 @@ sign and scale), not of the sample size; the per-column spread around the per-to
 sampling noise and is reported beside it.
 
 Decisions where the thesis gives no number (DEFAULTs): "every column" reads as ≥ 99% of the input
-columns (spec §9 Ch4 (d)); DL2's 2% tolerance; the off-structure numbers carry no verdict, since
+columns; DL2's 2% tolerance; the off-structure numbers carry no verdict, since
 the thesis only shows the picture.
 """
 
@@ -44,7 +44,7 @@ class StructureThresholds:
 
 THRESHOLDS = {"quick": StructureThresholds(), "paper": StructureThresholds()}
 SPEC_REFERENCE = {"structure_mean": 7.00, "largest_off_structure_mean": 0.75, "off_structure_mean": -0.035,
-                  "secondary_band_mean": 0.64}  # spec §3.2 at L = 200, n = 25, η = L², N = 10,000, seed 0
+                  "secondary_band_mean": 0.64}  # a numpy re-run at L = 200, n = 25, η = L², N = 10,000, seed 0
 
 
 def decision_list_claims(job: ClaimsJob) -> list[ClaimCheck]:

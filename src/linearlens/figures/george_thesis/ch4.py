@@ -120,7 +120,7 @@ def draw_fig_4_1(png_path) -> None:
 METHOD_STYLES = {"kfac": {"color": "#1f77b4", "linewidth": 1.8},
                  "ekfac": {"color": "#9467bd", "linewidth": 1.8},
                  "ekfac_probe": {"color": "0.55", "linewidth": 1.0, "linestyle": "--"}}
-# The spec's paper-scale setup (the thesis gives none of these: 'a small 4 sigmoid layer MLP classifier
+# Our paper-scale setup (the thesis gives none of these: 'a small 4 sigmoid layer MLP classifier
 # trained on MNIST'), to name what a quick run departs from.
 SPEC_CLASSIFIER = {"hidden": [50, 50, 50], "iterations": 3000, "batch_size": 128, "probe_size": 1000}
 

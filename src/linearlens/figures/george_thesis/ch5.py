@@ -59,8 +59,8 @@ from ..style import apply_style, save_figure
 REGIME_COLOURS = {"nonlinear": "#4caf50", "linear": "#e5533c"}  # the thesis's green and red
 CLASS_COLOURS = ListedColormap(["#f6d7a7", "#b9d3ea"])  # label 0 (thesis −1), label 1 (+1)
 POINT_COLOURS = {1: "#1f5f99", 0: "#b3631b"}
-# The thesis's setup (text: seeds, n_train, lr; the author's final runs: iterations, thresholds; the
-# spec's default grid)
+# The thesis's setup (text: seeds, n_train, lr; the author's final runs: iterations, thresholds; our
+# default grid)
 TOY_THESIS = {"seeds": 100, "n_train": 100, "lr": 0.01, "min_iterations": 5000, "max_iterations": 25000,
               "grid": 100, "thresholds": [0.5, 0.4, 0.3]}
 

@@ -316,7 +316,7 @@ def plot_fig_B_7(job: FigureJob) -> None:
 
 # --- Figs 6.1, B.4: eigenfunctions of the tangent kernel on the disk task ---
 
-# The thesis's setup (App. B.3.1) and its NS defaults (spec §2, Fig 6.1): what a caption compares against.
+# The thesis's setup (App. B.3.1) and our defaults where it is silent: what a caption compares against.
 DISK_THESIS = {"depth": 6, "width": 256, "n_train": 500, "grid": 50, "iterations": 2000, "lr": 0.05,
                "rows": [0, 100, 500, 2000], "activation": "relu", "centred": True}
 LABEL_COLOURS = {1: "#c0392b", 0: "#2c6fbb"}
@@ -328,7 +328,7 @@ def _boundary(ax) -> None:
 
 
 def _disk_departures(spec: dict, n_train: int, side: int) -> str:
-    """The configured values that differ from the thesis (sizes) or from the spec's defaults for
+    """The configured values that differ from the thesis (sizes) or from our defaults for
     what the thesis leaves out (lr, iterations, rows, centring)."""
     ran = {**spec, "n_train": n_train, "grid": side}
     changed = [f"{key} {ran[key]} (thesis {value})" for key, value in DISK_THESIS.items() if ran.get(key) != value]
@@ -611,7 +611,7 @@ def plot_fig_B_3(job: FigureJob) -> None:
 # --- Fig B.1: output change along the Jacobian's top singular directions ---
 
 PERTURBATION_COLOURS = {TOP: "#c0392b", RANDOM: "#2c6fbb"}
-# The thesis's run (§B.1.4 and the spec's defaults for what it leaves out), for the caption's departures.
+# The thesis's run (§B.1.4, and our defaults for what it leaves out), for the caption's departures.
 THESIS_PERTURBATION = {"dataset": "cifar10", "model": "VGG11 without BatchNorm", "epochs": 10, "n_probe": 100,
                        "n_eval": 1000, "directions": 50}
 

@@ -1,7 +1,7 @@
 """Chapter 2 and Appendix A, the algorithmic stability of SGD: the plots of Figs 2.1-2.4, A.1-A.15
 and Table 2.1 (a configuration table).
 
-Every stability figure shares one motif (spec §1.1): each sample a blue dot, the maximum over the
+Every stability figure shares the thesis's motif: each sample a blue dot, the maximum over the
 samples at each m a red dot, and y = a·m^b fitted to the red dots in green with its exponent b
 annotated; both axes log. The figures differ only in which configurations, trials, quantities and
 snapshot they lay out, so each is one row of a small table (``MOTIF_FIGURES``); the mode-connectivity

@@ -1,7 +1,7 @@
 """Chapter 4, a one-layer transformer learning decision lists: the plot of Fig 4.1, matrix V after one
 gradient step under uniform attention.
 
-The thesis shows "a visualization of matrix V" without saying which (trap C4-4): the left panel is
+The thesis shows "a visualization of matrix V" without saying which: the left panel is
 V₁ itself (not V₁ − V₀; V₀'s entries are of order 1e-4) with the rows and columns in token order, so
 the structure cP is a bright permuted diagonal at rows π(a) = a + 20 (mod m); the right panel is
 V₁ Pᵀ, its columns reordered by π, which puts that structure on the main diagonal. Both on one
@@ -33,7 +33,7 @@ def _heatmap(ax, matrix, vmin: float, vmax: float, title: str, xlabel: str):
 
 
 def _unused_tokens(record: dict) -> str:
-    """Tokens of the vocabulary never drawn as inputs (0 with the spec's DEFAULT vocabulary): their
+    """Tokens of the vocabulary never drawn as inputs (0 with the default vocabulary {0..L}): their
     column keeps V₀, and their row π(t) is never a label, so the step only lowers it (a dark row)."""
     unused = sorted(set(range(len(record["permutation"]))) - set(record["input_tokens"].tolist()))
     if not unused:
