@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from linearlens.claims.iterative_linearisation import (
-    THRESHOLDS,
+    Thresholds,
     adam_checks,
     augmented_checks,
     batch_mode_checks,
@@ -19,8 +19,15 @@ from linearlens.claims.iterative_linearisation import (
     resnet_checks,
     scaling_checks,
 )
+from linearlens.config import load_scale
 
-QUICK, PAPER = THRESHOLDS["stand_in"], THRESHOLDS["paper"]
+
+def thresholds(scale: str) -> Thresholds:
+    """The claim thresholds a scale's configuration sets, as the claims job builds them."""
+    return Thresholds(**load_scale(scale)["iterative_linearisation"]["claim_thresholds"])
+
+
+QUICK, PAPER = thresholds("quick"), thresholds("paper")
 
 
 def run(k, accuracies, seed=0, period=None, every=100, lr=0.01, n_train=500, diverged=False, train=None,

@@ -1,9 +1,9 @@
-"""The iterative-linearisation paper's claims (C1–C13) as checks with explicit thresholds.
+"""The iterative-linearisation paper's claims (C1-C13) as checks with explicit thresholds.
 
-Two threshold sets, both fixed from the paper's statements before any run: ``paper`` for the
-paper's setup on CIFAR-10, ``stand_in`` for the quick and smoke scales, whose stand-in data can
-only show the shape of each claim (the config names which set applies). Accuracies are fractions;
-gaps are stated in percentage points.
+The thresholds are configured per scale (``iterative_linearisation.claim_thresholds``): the
+paper's setup on CIFAR-10 in config/paper.yaml, the stand-in data of the quick and smoke scales,
+which can only show the shape of each claim, in config/base.yaml. Accuracies are fractions; gaps
+are stated in percentage points.
 """
 
 from __future__ import annotations
@@ -35,12 +35,13 @@ POINT = 0.01  # one percentage point of accuracy
 
 @dataclass(frozen=True)
 class Thresholds:
+    """One scale's thresholds, read from its configuration (the fields are its keys)."""
     finite_k_gap: float  # C1, C2: each finite K ends within this many points of K = 1 (either side)
     batch_mode_end_gap: float  # C3: full batch vs mini-batch at the end, points
     batch_mode_mean_gap: float  # C3: mean |difference| over the last half, points
     augmented_gap: float  # C4: |K = 1 minus the large K| at the end, at most
     augmented_gap_floor: float | None  # C4: K = 1 minus the large K at least this (None: −augmented_gap)
-    augmented_ranges: tuple | None  # C4: final accuracy ranges (K = 1, large K), or None
+    augmented_ranges: list | None  # C4: final accuracy ranges (K = 1, large K), or None
     resnet_gap: float  # C6: |K = 1 minus the large K| at the end, at most
     scaling_gap_growth: float  # C7: gap at the largest n minus gap at the smallest n, more than
     scaling_finite_k_gap: float  # C7: each finite K within this of K = 1 at every n (either side)
@@ -51,36 +52,16 @@ class Thresholds:
     filter_crossing_share: float  # C9: first column where d₁ ≥ d_K(end), within this share of columns
     filter_k1_ahead: bool  # C9: d₁ > d_K at every column
     adam_gap: float  # C10: IL-Adam at least this many points below K = 1
-    adam_ranges: tuple | None  # C10: final accuracy ranges (K = 1, IL-Adam), or None
+    adam_ranges: list | None  # C10: final accuracy ranges (K = 1, IL-Adam), or None
     adam_baseline_above: float | None  # C10: plain Adam above this (None: above or equal to K = 1)
-    # Why these thresholds differ from the document's own (the note of every check using one).
-    why: str = ""
-    period_fit: float = 0.99  # C10: linearised training accuracy at the end of every period
-    relinearisation_agreement: float = 1e-6  # C5
-    identity: tuple = (("float32", 1e-6), ("float64", 1e-12))  # C12
-    best_accuracy_cap: float | None = None  # C13
-    # C1, C2: feature updates after which the large K has caught up with K = 1 and stays near
+    why: str  # why these thresholds differ from the document's own (the note of every check using one)
+    period_fit: float  # C10: linearised training accuracy at the end of every period
+    relinearisation_agreement: float  # C5
+    identity: dict  # C12: largest difference allowed, by float precision
+    best_accuracy_cap: float | None  # C13 (None: not evaluated)
+    # C1, C2: feature updates after which the large K has caught up with K = 1 and stays near, by mode
     # ("after 2-3 feature updates" in full batch, S §4.1; "8-12 feature updates", L §4.1).
-    catch_up_updates: tuple = (("full batch", 3), ("mini-batch", 12))
-
-
-STAND_IN_WHY = ("quick-scale threshold (spec §3): the stand-in runs (MNIST-1D, LeNet1D or the 1-D ResNet, one "
-                "seed) are scored on 1,000 test signals, where one seed's accuracy varies by about 1.5 points")
-
-THRESHOLDS = {
-    "paper": Thresholds(
-        finite_k_gap=2, batch_mode_end_gap=3, batch_mode_mean_gap=5, augmented_gap=2, augmented_gap_floor=-1,
-        augmented_ranges=((0.79, 0.85), (0.78, 0.84)), resnet_gap=3, scaling_gap_growth=3, scaling_finite_k_gap=2,
-        scaling_lr_gap=2, probe_final_gap=1, probe_every_checkpoint=0.5, probe_rise=False,
-        filter_crossing_share=0.25, filter_k1_ahead=True, adam_gap=4, adam_ranges=((0.66, 0.73), (0.57, 0.65)),
-        adam_baseline_above=0.70, best_accuracy_cap=0.85,
-        why="paper-scale threshold proposed by the spec (§3) where the document states no number"),
-    "stand_in": Thresholds(
-        finite_k_gap=3, batch_mode_end_gap=4, batch_mode_mean_gap=5, augmented_gap=3, augmented_gap_floor=None,
-        augmented_ranges=None, resnet_gap=5, scaling_gap_growth=0, scaling_finite_k_gap=3, scaling_lr_gap=3,
-        probe_final_gap=0, probe_every_checkpoint=None, probe_rise=True, filter_crossing_share=0.40,
-        filter_k1_ahead=True, adam_gap=3, adam_ranges=None, adam_baseline_above=None, why=STAND_IN_WHY),
-}
+    catch_up_updates: dict
 
 
 def _points(value: float) -> str:
@@ -153,7 +134,7 @@ def finite_k_checks(runs: pd.DataFrame, claim_id: str, mode: str, limits: Thresh
     for the rest of the run (seed-mean curves at the same step)."""
     final = final_accuracy(runs)
     k1 = _seed_mean_curve(runs[runs["K"] == "1"])
-    updates_stated = dict(limits.catch_up_updates)[mode]
+    updates_stated = limits.catch_up_updates[mode]
     checks = []
     for k in sorted(final.index, key=k_value):
         if str(k) in ("1", "inf"):
@@ -524,7 +505,7 @@ def damping_checks(summary: pd.DataFrame, drawn: list[float], train_rmse_limit: 
 
 def identity_checks(differences: dict[str, float], steps: int, limits: Thresholds) -> list[ClaimCheck]:
     """C12: IL with K = 1 takes the steps of ordinary training."""
-    tolerance = dict(limits.identity)
+    tolerance = limits.identity
     return [ClaimCheck("C12", "fig_2", "iterative linearisation with K = 1 is (stochastic) gradient descent",
                        f"max |θ_IL(K=1) − θ_SGD| after {steps} steps ≤ {tolerance[dtype]:g} in {dtype}",
                        f"{difference:.3g}", bool(difference <= tolerance[dtype]),
@@ -550,7 +531,7 @@ def best_accuracy_check(runs: pd.DataFrame, limits: Thresholds) -> list[ClaimChe
 # --- the manifest's claim sets (src/linearlens/manifests/iterative_linearisation.py) -----------
 
 def _limits(job: ClaimsJob) -> Thresholds:
-    return THRESHOLDS[job.params["claim_thresholds"]]
+    return Thresholds(**job.params["thresholds"])
 
 
 def full_batch_claims(job: ClaimsJob) -> list[ClaimCheck]:

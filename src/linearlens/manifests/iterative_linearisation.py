@@ -117,7 +117,7 @@ def _runs_of(*experiments):
 
 
 def _thresholds(config):
-    return {"claim_thresholds": config["claim_thresholds"]}
+    return {"thresholds": config["claim_thresholds"]}
 
 
 def _claims(function, inputs, configured, params=_thresholds, environment="report"):
