@@ -5,6 +5,7 @@ unconverged run cannot make a claim hold; every check left unevaluated says why.
 import numpy as np
 import pandas as pd
 
+from configured import claim_thresholds
 from linearlens.claims.iterative_linearisation import (
     Thresholds,
     adam_checks,
@@ -19,15 +20,8 @@ from linearlens.claims.iterative_linearisation import (
     resnet_checks,
     scaling_checks,
 )
-from linearlens.config import load_scale
 
-
-def thresholds(scale: str) -> Thresholds:
-    """The claim thresholds a scale's configuration sets, as the claims job builds them."""
-    return Thresholds(**load_scale(scale)["iterative_linearisation"]["claim_thresholds"])
-
-
-QUICK, PAPER = thresholds("quick"), thresholds("paper")
+QUICK, PAPER = (Thresholds(**claim_thresholds("iterative_linearisation", scale)) for scale in ("quick", "paper"))
 
 
 def run(k, accuracies, seed=0, period=None, every=100, lr=0.01, n_train=500, diverged=False, train=None,

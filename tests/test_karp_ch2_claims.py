@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from linearlens.claims.karp_thesis.ch2 import THRESHOLDS, stability_claims
+from configured import claim_thresholds
+from linearlens.claims.karp_thesis.ch2 import stability_claims
 from linearlens.manifests.jobs import ClaimsJob
 
 # An exact power law leaves curve_fit no residual to estimate a covariance from.
@@ -52,7 +53,7 @@ def write(tmp_path, name: str, frames: list[pd.DataFrame]) -> list[str]:
 
 
 def claims(inputs: dict) -> list:
-    return stability_claims(ClaimsJob(inputs=inputs, params={"thresholds": "quick", "spec": SPEC}))
+    return stability_claims(ClaimsJob(inputs=inputs, params={"thresholds": claim_thresholds("karp_thesis", "quick", "stability"), "spec": SPEC}))
 
 
 def by_id(checks: list, claim_id: str) -> list:
@@ -60,7 +61,7 @@ def by_id(checks: list, claim_id: str) -> list:
 
 
 def test_the_same_thresholds_at_both_scales():
-    assert THRESHOLDS["quick"] == THRESHOLDS["paper"]
+    assert claim_thresholds("karp_thesis", "quick", "stability") == claim_thresholds("karp_thesis", "paper", "stability")
 
 
 def test_absent_inputs_skip_their_checks():

@@ -10,6 +10,7 @@ import pytest
 import torch
 from torch import nn
 
+from configured import claim_thresholds
 from linearlens.analysis.karp_thesis.ch3 import (
     THESIS_B1,
     THESIS_B1_LEVELS,
@@ -20,7 +21,7 @@ from linearlens.analysis.karp_thesis.ch3 import (
     table_b_1_frame,
 )
 from linearlens.claims.karp_thesis.ch3 import (
-    THRESHOLDS,
+    LocalSignalThresholds,
     noisy_image_claims,
     placement_means,
     sparsity_check,
@@ -355,7 +356,7 @@ def _claims(tmp_path, runs, scale="quick", sparsity=None):
     if sparsity is not None:
         sparsity.to_csv(tmp_path / "sparsity.csv", index=False)
         inputs["sparsity"] = [str(tmp_path / "sparsity.csv")]
-    checks = noisy_image_claims(ClaimsJob(inputs, {"thresholds": scale, "spec": SPEC}))
+    checks = noisy_image_claims(ClaimsJob(inputs, {"thresholds": claim_thresholds("karp_thesis", scale), "spec": SPEC}))
     return {check.claim_id: check for check in checks}
 
 
@@ -418,7 +419,7 @@ def _thesis_b1_table(swap_sizes=False, reverse_placements=False) -> pd.DataFrame
 def test_table_b_1_checks_pass_on_the_thesis_table_and_fail_on_its_counter_examples():
     """L5 (fixed corner > random corner > random location) and L6 (better on larger images) hold on the
     thesis's own Table B.1 and fail when its placements or its sizes are swapped."""
-    paper = THRESHOLDS["paper"]
+    paper = LocalSignalThresholds(**claim_thresholds("karp_thesis", "paper", "local_signal"))
     checks = {check.claim_id: check for check in table_b_1_checks(_thesis_b1_table(), paper)}
     assert checks["L4"].passed and checks["L5"].passed and checks["L6"].passed and checks["L7"].passed
     reversed_placements = {c.claim_id: c for c in table_b_1_checks(_thesis_b1_table(reverse_placements=True), paper)}
@@ -459,5 +460,5 @@ def test_table_b_1_leaves_cells_the_thesis_lacks_empty():
 
 def test_sparsity_check_reads_from_the_first_trained_epoch():
     rows = pd.DataFrame({"epoch": [0.0, 1.0, 3.0], "active_relu1": [0.2, 0.6, 0.5], "active_relu2": [0.2, 0.6, 0.7]})
-    check = sparsity_check(rows, noisy_image_claims.__globals__["THRESHOLDS"]["quick"])
+    check = sparsity_check(rows, LocalSignalThresholds(**claim_thresholds("karp_thesis", "quick", "local_signal")))
     assert check.measured == pytest.approx(0.0) and check.passed is False

@@ -14,6 +14,7 @@ import torch
 import yaml
 from scipy import stats
 
+from configured import claim_thresholds
 from linearlens.analysis.karp_thesis.ch3 import (
     TOY_COLUMNS,
     linear_ceiling,
@@ -22,7 +23,7 @@ from linearlens.analysis.karp_thesis.ch3 import (
     toy_run_path,
     trend,
 )
-from linearlens.claims.karp_thesis.ch3 import TOY_THRESHOLDS, local_signal_claims, toy_claims
+from linearlens.claims.karp_thesis.ch3 import ToyThresholds, local_signal_claims, toy_claims
 from linearlens.config import config_errors, load_scale, load_schema
 from linearlens.experiments.karp_thesis import ch3
 from linearlens.manifests.entries import BUILT
@@ -32,6 +33,9 @@ ROOT = Path(__file__).resolve().parents[1]
 SPEC = {"seed": 0, "k": 1000, "d": 10, "noise_multiplier": 1.0, "lr_w": 0.1, "lr_b": 1e-4, "batch_size": 200,
         "steps": 600, "eval_every": 100, "test_samples": 2000, "init_norm": 1e-6, "init_bias": 0.0,
         "route": "projected"}
+
+QUICK = ToyThresholds(**claim_thresholds("karp_thesis", "quick", "toy"))
+PAPER = ToyThresholds(**claim_thresholds("karp_thesis", "paper", "toy"))
 
 
 def _generator(seed: int = 0) -> torch.Generator:
@@ -296,39 +300,39 @@ def _by_id(checks):
 def test_claims_pass_on_the_trends_and_fail_without_them():
     spec = {**SPEC, "steps": 3000}
     steps = list(range(0, 3001, 100))
-    checks = _by_id(toy_claims(_trending(steps), spec, TOY_THRESHOLDS["quick"]))
+    checks = _by_id(toy_claims(_trending(steps), spec, QUICK))
     assert [checks[i].passed for i in ("T1", "T2", "T3", "T4", "T5")] == [True] * 5
     assert checks["T6"].passed is None and checks["T7"].passed is None and checks["T8"].passed is None
     rng = np.random.default_rng(0)
     flat = _frame(steps, 0.2 + 0.01 * rng.standard_normal(31), -0.05 + 0.01 * rng.standard_normal(31),
                   0.55 + 0.005 * rng.standard_normal(31))
-    checks = _by_id(toy_claims(flat, spec, TOY_THRESHOLDS["quick"]))
+    checks = _by_id(toy_claims(flat, spec, QUICK))
     assert [checks[i].passed for i in ("T1", "T2", "T3", "T4", "T5")] == [False] * 5
     # b falling but positive throughout: T2 fails on its sign alone
     positive = _trending(steps).assign(b=lambda f: 0.5 - 0.1 * f["step"] / 3000)
-    assert _by_id(toy_claims(positive, spec, TOY_THRESHOLDS["quick"]))["T2"].passed is False
+    assert _by_id(toy_claims(positive, spec, QUICK))["T2"].passed is False
 
 
 def test_paper_bands_apply_at_the_thesis_steps_only():
     steps = list(range(0, 10001, 100))
     frame = _trending(steps)  # ends at accuracy 0.78, ratio 0.4/0.85 = 0.47
-    checks = _by_id(toy_claims(frame, SPEC, TOY_THRESHOLDS["paper"]))
+    checks = _by_id(toy_claims(frame, SPEC, PAPER))
     assert checks["T6"].passed is True and checks["T7"].passed is True
     low = frame.assign(test_accuracy=frame["test_accuracy"] - 0.1)
-    assert _by_id(toy_claims(low, SPEC, TOY_THRESHOLDS["paper"]))["T6"].passed is False
+    assert _by_id(toy_claims(low, SPEC, PAPER))["T6"].passed is False
     small_ratio = frame.assign(ratio=frame["ratio"] / 2)  # 0.24 at the end: b thresholds too little noise
-    assert _by_id(toy_claims(small_ratio, SPEC, TOY_THRESHOLDS["paper"]))["T7"].passed is False
-    short = _by_id(toy_claims(frame.iloc[:31], SPEC, TOY_THRESHOLDS["paper"]))
+    assert _by_id(toy_claims(small_ratio, SPEC, PAPER))["T7"].passed is False
+    short = _by_id(toy_claims(frame.iloc[:31], SPEC, PAPER))
     assert short["T6"].passed is None and "not evaluated" in short["T6"].note
 
 
 def test_claim_set_reads_its_inputs_by_name(tmp_path):
     path = tmp_path / "seed0.csv"
     _trending(list(range(0, 3001, 100))).to_csv(path, index=False)
-    checks = local_signal_claims(ClaimsJob({"toy": [str(path)]}, {"thresholds": "quick", "toy": SPEC}))
+    checks = local_signal_claims(ClaimsJob({"toy": [str(path)]}, {"thresholds": claim_thresholds("karp_thesis"), "toy": SPEC}))
     assert [c.claim_id for c in checks] == [f"T{i}" for i in range(1, 9)]
     assert all(c.figure == "fig_3_3" for c in checks)
-    assert local_signal_claims(ClaimsJob({}, {"thresholds": "quick"})) == []
+    assert local_signal_claims(ClaimsJob({}, {"thresholds": claim_thresholds("karp_thesis")})) == []
 
 
 # --- the figure, the manifest and the config --------------------------------------------------------
@@ -360,7 +364,9 @@ def test_manifest_builds_fig_3_3_and_its_claims_from_the_quick_config():
     claims = next(s for s in CLAIM_SETS if s.function.endswith(":local_signal_claims"))
     assert claims.configured(document) and claims.inputs(document)["toy"] == [toy_run_path(document["ch3"]["toy"])]
     params = claims.params(document)
-    assert params["thresholds"] == "quick" and params["toy"] == document["ch3"]["toy"]
+    thresholds = document["claim_thresholds"]
+    assert params["thresholds"] == {"toy": thresholds["toy"], "local_signal": thresholds["local_signal"]}
+    assert params["toy"] == document["ch3"]["toy"]
     without = {key: value for key, value in document.items() if key != "ch3"}
     assert not entry.configured(without) and not claims.configured(without)
 

@@ -9,13 +9,14 @@ import numpy as np
 import pytest
 import torch
 
+from configured import claim_thresholds
 from linearlens.analysis.karp_thesis.ch4 import (
     permuted_to_diagonal,
     read_one_step,
     secondary_band,
     structure_summary,
 )
-from linearlens.claims.karp_thesis.ch4 import THRESHOLDS, decision_list_claims
+from linearlens.claims.karp_thesis.ch4 import StructureThresholds, decision_list_claims
 from linearlens.config import config_errors, load_scale, load_schema
 from linearlens.experiments.karp_thesis.ch4 import (
     decision_list_labels,
@@ -133,7 +134,7 @@ def test_one_step_puts_each_column_peak_at_its_permuted_row(run):
     assert record["V1"].shape == (201, 201) and record["settings"]["vocabulary"] == "zero_to_L"
     summary = structure_summary(record)
     assert summary["columns"] == 200
-    assert summary["fraction_at_permutation"] >= THRESHOLDS["quick"].columns_at_permutation
+    assert summary["fraction_at_permutation"] >= StructureThresholds(**claim_thresholds("karp_thesis", "quick", "structure")).columns_at_permutation
     # a numpy re-run (seed 0, N = 2,000): c = 7.00, largest off-structure entry 0.90, mean off -0.035
     assert summary["structure_mean"] == pytest.approx(7.0, abs=0.05)
     assert summary["structure_mean"] == pytest.approx(summary["analytic_structure_mean"], rel=1e-3)
@@ -190,7 +191,7 @@ def test_secondary_band_reads_the_first_list_entry():
 # --- figure and claims on a produced run ------------------------------------------------------
 
 def _claims(path) -> list:
-    return decision_list_claims(ClaimsJob(inputs={"one_step": [str(path)]}, params={"thresholds": "quick"}))
+    return decision_list_claims(ClaimsJob(inputs={"one_step": [str(path)]}, params={"thresholds": claim_thresholds("karp_thesis", "quick", "structure")}))
 
 
 def test_claims_pass_on_the_run(run):
@@ -221,8 +222,8 @@ def test_claims_fail_on_a_step_of_the_wrong_sign(run, tmp_path):
 
 
 def test_no_run_no_claims():
-    assert decision_list_claims(ClaimsJob(inputs={}, params={"thresholds": "quick"})) == []
-    assert THRESHOLDS["quick"] == THRESHOLDS["paper"]
+    assert decision_list_claims(ClaimsJob(inputs={}, params={"thresholds": claim_thresholds("karp_thesis", "quick", "structure")})) == []
+    assert claim_thresholds("karp_thesis", "quick", "structure") == claim_thresholds("karp_thesis", "paper", "structure")
 
 
 def test_figure_writes_png_pdf_and_sidecar(run, tmp_path):

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from configured import claim_thresholds
 from linearlens.analysis.karp_thesis.ch5 import (
     THESIS_TABLE_5_1,
     correlation_with_final,
@@ -28,7 +29,7 @@ from linearlens.analysis.karp_thesis.ch5 import (
     strategy_table,
     window_losses,
 )
-from linearlens.claims.karp_thesis.ch5 import THRESHOLDS, growing_claims, lag_regret_check, stack_last_check
+from linearlens.claims.karp_thesis.ch5 import GrowingThresholds, growing_claims, lag_regret_check, stack_last_check
 from linearlens.figures.karp_thesis import ch5 as figures
 from linearlens.manifests.jobs import ClaimsJob, FigureJob
 
@@ -259,7 +260,7 @@ def test_claims_pass_where_the_pattern_holds(tmp_path):
               "ul2": [patterned_run(tmp_path, True, 0, "ul2", window_every=5, smoothing=1, lag_k=22)],
               "stacking": [write_stacking_run(tmp_path / "stack.npz", 1.9, 2.0),
                            write_stacking_run(tmp_path / "stack1.npz", 1.91, 2.0, seed=1)]}
-    checks = growing_claims(ClaimsJob(inputs, {"thresholds": "quick"}))
+    checks = growing_claims(ClaimsJob(inputs, {"thresholds": claim_thresholds("karp_thesis", "quick", "growing")}))
     assert _verdicts(checks) == {"G1": True, "G2": True, "G3": True, "G4": True, "G5": True, "R1": None,
                                  "U1": True, "U2": True, "S1": True}
     g2 = next(check for check in checks if check.claim_id == "G2")
@@ -273,21 +274,21 @@ def test_claims_fail_where_the_pattern_does_not_hold(tmp_path):
               "ul2": [patterned_run(tmp_path, False, 0, "ul2", window_every=5, smoothing=1)],
               "stacking": [write_stacking_run(tmp_path / "stack.npz", 2.1, 2.0),
                            write_stacking_run(tmp_path / "stack1.npz", 2.0, 2.0, seed=1)]}
-    verdicts = _verdicts(growing_claims(ClaimsJob(inputs, {"thresholds": "paper"})))
+    verdicts = _verdicts(growing_claims(ClaimsJob(inputs, {"thresholds": claim_thresholds("karp_thesis", "paper", "growing")})))
     assert verdicts == {"G1": True, "G2": False, "G3": False, "G4": False, "G5": False, "R1": None,
                         "U1": False, "U2": False, "S1": False}
 
 
 def test_claims_rest_on_the_mean_over_seeds(tmp_path):
     inputs = {"bert": [patterned_run(tmp_path, True, 0), patterned_run(tmp_path, False, 1)]}
-    checks = {check.claim_id: check for check in growing_claims(ClaimsJob(inputs, {"thresholds": "quick"}))}
+    checks = {check.claim_id: check for check in growing_claims(ClaimsJob(inputs, {"thresholds": claim_thresholds("karp_thesis", "quick", "growing")}))}
     assert checks["G2"].passed is False  # Spearman +1 and −1 at the lag: mean 0
     assert "seed 0 1.000" in checks["G2"].measured and "seed 1 −1.000" in checks["G2"].measured
 
 
 def _bert_checks(tmp_path, loss: np.ndarray, settings: dict | None = None, steps=None) -> dict:
     path = write_growth_run(tmp_path / "run.npz", settings or growth_settings("bert"), loss, steps)
-    return {check.claim_id: check for check in growing_claims(ClaimsJob({"bert": [path]}, {"thresholds": "quick"}))}
+    return {check.claim_id: check for check in growing_claims(ClaimsJob({"bert": [path]}, {"thresholds": claim_thresholds("karp_thesis", "quick", "growing")}))}
 
 
 def test_growth_correlation_is_the_figures_pearson(tmp_path):
@@ -321,10 +322,10 @@ def test_ranking_claims_within_the_noise_are_not_evaluated(tmp_path):
 
 
 def test_stacking_gap_needs_seeds_to_beat_noise(tmp_path):
-    one = growing_claims(ClaimsJob({"stacking": [write_stacking_run(tmp_path / "s.npz", 1.99, 2.0)]}, {"thresholds": "quick"}))[0]
+    one = growing_claims(ClaimsJob({"stacking": [write_stacking_run(tmp_path / "s.npz", 1.99, 2.0)]}, {"thresholds": claim_thresholds("karp_thesis", "quick", "growing")}))[0]
     assert one.passed is None and "one seed" in one.note
     runs = [write_stacking_run(tmp_path / "a.npz", 1.9, 2.0), write_stacking_run(tmp_path / "b.npz", 2.05, 2.0, seed=1)]
-    assert growing_claims(ClaimsJob({"stacking": runs}, {"thresholds": "quick"}))[0].passed is False
+    assert growing_claims(ClaimsJob({"stacking": runs}, {"thresholds": claim_thresholds("karp_thesis", "quick", "growing")}))[0].passed is False
 
 
 def _regret_summaries(lag_k: float, lag_0: float, stack_last: float) -> list[dict]:
@@ -336,7 +337,7 @@ def _regret_summaries(lag_k: float, lag_0: float, stack_last: float) -> list[dic
                                                   (0.51, 1.0, False)])
 def test_lag_regret_check_bound_includes_lag_0_at_zero(lag_k, lag_0, passed):
     check = lag_regret_check("G4", "table_5_1", _regret_summaries(lag_k, lag_0, 1.0), "setting",
-                             THRESHOLDS["quick"], THESIS_TABLE_5_1)
+                             GrowingThresholds(**claim_thresholds("karp_thesis", "quick", "growing")), THESIS_TABLE_5_1)
     assert check.passed is passed
     assert ("LAG@0 already picks the oracle" in check.measured) == (lag_0 == 0)
 
@@ -347,9 +348,9 @@ def test_stack_last_check_is_strict_except_both_at_zero(lag_k, stack_last, passe
 
 
 def test_claims_leave_out_absent_runs(tmp_path):
-    job = ClaimsJob({"stacking": [write_stacking_run(tmp_path / "stack.npz", 1.9, 2.0)]}, {"thresholds": "quick"})
+    job = ClaimsJob({"stacking": [write_stacking_run(tmp_path / "stack.npz", 1.9, 2.0)]}, {"thresholds": claim_thresholds("karp_thesis", "quick", "growing")})
     assert [check.claim_id for check in growing_claims(job)] == ["S1"]
-    assert growing_claims(ClaimsJob({}, {"thresholds": "quick"})) == []
+    assert growing_claims(ClaimsJob({}, {"thresholds": claim_thresholds("karp_thesis", "quick", "growing")})) == []
 
 
 # --- figures and tables -------------------------------------------------------------------------

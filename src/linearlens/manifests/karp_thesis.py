@@ -129,7 +129,7 @@ CH2_CLAIMS = ClaimSet(
         ("sweep", _sweep_inputs(config)["sweep"] if _sweep_configured(config) else []),
         ("sweep_pairs", _sweep_inputs(config)["pairs"] if _sweep_configured(config) else []),
     ) if files},
-    params=lambda config: {"thresholds": config["claim_thresholds"], "spec": ch2_spec(config)},
+    params=lambda config: {"thresholds": config["claim_thresholds"]["stability"], "spec": ch2_spec(config)},
     configured=lambda config: bool(ch2_spec(config)))
 
 # --- Chapter 3 and appendix B: local signal adaptivity -------------------------------------------
@@ -197,7 +197,8 @@ CH3_CLAIMS = ClaimSet(
         ("runs", image_run_paths(ch3_spec(config)["images"]) if _images_configured(config) else []),
         ("sparsity", [SPARSITY_RUN] if ch3_spec(config).get("sparsity") else []),
     ) if files},
-    params=lambda config: {"thresholds": config["claim_thresholds"], "spec": ch3_spec(config),
+    params=lambda config: {"thresholds": {name: config["claim_thresholds"][name] for name in ("toy", "local_signal")},
+                           "spec": ch3_spec(config),
                            **({"toy": _toy_spec(config)} if _toy_spec(config) else {})},
     configured=lambda config: bool(ch3_spec(config)))
 
@@ -218,7 +219,7 @@ def _one_step_inputs(config: dict) -> dict[str, list[str]]:
 
 CH4_CLAIMS = ClaimSet(
     "linearlens.claims.karp_thesis.ch4:decision_list_claims", _one_step_inputs,
-    params=lambda config: {"thresholds": config["claim_thresholds"]},
+    params=lambda config: {"thresholds": config["claim_thresholds"]["structure"]},
     configured=lambda config: bool(ch4_spec(config)))
 
 
@@ -267,7 +268,7 @@ CH5_CLAIMS = ClaimSet(
         *ch5_growth_claim_runs(config, given_checkpoint=False).items(),
         ("stacking", stacking_run_paths(ch5_spec(config))),
     ) if files},
-    params=lambda config: {"thresholds": config["claim_thresholds"]},
+    params=lambda config: {"thresholds": config["claim_thresholds"]["growing"]},
     configured=lambda config: bool(ch5_growth_claim_runs(config, given_checkpoint=False)
                                    or ch5_spec(config).get("stacking")))
 

@@ -63,20 +63,18 @@ from .. import ClaimCheck
 
 @dataclass(frozen=True)
 class StabilityThresholds:
-    """Chapter 2's pass criteria (the same at both scales: never loosened at quick)."""
+    """Chapter 2's pass criteria, read from ``karp_thesis.claim_thresholds.stability``."""
 
-    logistic_agreement: float = 0.15  # K1: |b_stability − b_gap| at most this …
-    logistic_decay: float = -0.8  # … and b_stability, b_gap (K1) and b_distance (K2) at most this
-    slower_by: float = 0.08  # K4, K6: b_stability − b_gap at least this
-    flat_stability: float = -0.05  # K5: 2a's b_stability at least this
-    no_decrease: float = -0.1  # K7, K8, K10: the distance exponents at least this (DEFAULT)
-    connected_dip: float = 0.02  # K11, K13: test accuracy at most this below the lower endpoint
+    logistic_agreement: float  # K1: |b_stability − b_gap| at most this …
+    logistic_decay: float  # … and b_stability, b_gap (K1) and b_distance (K2) at most this
+    slower_by: float  # K4, K6: b_stability − b_gap at least this
+    flat_stability: float  # K5: 2a's b_stability at least this
+    no_decrease: float  # K7, K8, K10: the distance exponents at least this (DEFAULT)
+    connected_dip: float  # K11, K13: test accuracy at most this below the lower endpoint
     # K4-K6, K11-K13: the pairs have left their shared trajectory where the median normalised
     # distance ‖A(S) − A(S′)‖ / mean norm reaches this (DEFAULT: A(S′) a tenth of the norm away)
-    separated: float = 0.1
+    separated: float
 
-
-THRESHOLDS = {"quick": StabilityThresholds(), "paper": StabilityThresholds()}
 
 MAIN = "main"
 NETWORKS = ("1a", "2a", "2b")
@@ -92,7 +90,7 @@ THESIS_NETWORKS = {"1a": "gap m^−0.18, stability m^−0.09", "2a": "gap m^−0
 
 def stability_claims(job: ClaimsJob) -> list[ClaimCheck]:
     """Every chapter-2 check whose runs are among the job's inputs; absent inputs skip theirs."""
-    limits = THRESHOLDS[job.params["thresholds"]]
+    limits = StabilityThresholds(**job.params["thresholds"])
     spec = job.params["spec"]
     checks = []
     if job.inputs.get("logistic"):
