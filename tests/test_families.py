@@ -1,13 +1,15 @@
 """Run families: declared once, they keep every rule name and path that users' results trees and
 cluster profiles rely on, and make exactly the runs their figures read."""
 
+import importlib
 from pathlib import Path
 
 import pytest
 
 from linearlens.config import load_scale
-from linearlens.families import RunFamily, declared_families
+from linearlens.families import CHAPTER, RunFamily, declared_families
 from linearlens.manifests import george_thesis_runs as george
+from linearlens.manifests import karp_thesis_runs as karp
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -20,6 +22,16 @@ def test_a_family_parses_its_run_ids_into_wildcards():
         family.wildcard_values(["mlp/seed0"])
     assert family.output("rows", "mlp/lr0.1/seed0") == "results/doc/runs/ch1/sweep/mlp/lr0.1/seed0.csv"
     assert family.state_of("mlp/lr0.1/seed0") == "results/doc/state/ch1/sweep/mlp/lr0.1/seed0.pt"
+
+
+def test_a_family_may_write_into_another_folder_and_read_its_whole_chapter():
+    family = RunFamily("doc", "ch1", "kept", lambda group: {}, "seed{seed}", {"rows": ".csv"}, verb="train",
+                       group=CHAPTER, folder="pairs", configured=lambda chapter: "pairs" in chapter)
+    assert family.rule == "doc_ch1_train_kept"
+    assert family.output("rows", "seed0") == "results/doc/runs/ch1/pairs/seed0.csv"
+    assert family.state_of("seed0") == "results/doc/state/ch1/pairs/seed0.pt"
+    assert family.config_group({"ch1": {"pairs": 1}}) == {"pairs": 1}
+    assert family.config_group({"ch1": {"sweep": 1}}) is None and family.config_group({}) is None
 
 
 # Chapter 6's rules and files as they were written by hand, before the families generated them.
@@ -51,23 +63,53 @@ def test_george_ch6_families_keep_their_rule_names_and_paths():
         "results/george_thesis/state/ch6/perturbation/seed3.pt")
 
 
-@pytest.mark.parametrize("scale", ["smoke", "quick", "paper", "rehearsal"])
-def test_george_ch6_grids_hold_the_runs_the_figures_read(scale):
-    """Each family's grid makes every file its figures and claim sets read, and no run that none reads."""
-    from linearlens.manifests.george_thesis import CLAIM_SETS, ENTRIES
-
-    document_config = load_scale(scale)["george_thesis"]
-    read = {path for item in [*ENTRIES, *CLAIM_SETS] if item.inputs and item.configured(document_config)
+def assert_grids_hold_the_runs_read(scale, document, families, runs_folder):
+    """Each family's grid makes every file of ``runs_folder`` its figures and claim sets read, and no
+    run that none reads."""
+    manifest = importlib.import_module(f"linearlens.manifests.{document}")
+    document_config = load_scale(scale)[document]
+    read = {path for item in [*manifest.ENTRIES, *manifest.CLAIM_SETS]
+            if item.inputs and item.configured(document_config)
             for files in item.inputs(document_config).values() for path in files
-            if path.startswith("results/george_thesis/runs/ch6/")}
+            if path.startswith(runs_folder)}
     made = set()
-    for family in george.FAMILIES:
+    for family in families:
         if (group := family.config_group(document_config)) is not None:
             outputs = {run_id: {family.output(name, run_id) for name in family.outputs}
                        for run_id in family.grid(group)}
             assert {run_id for run_id, files in outputs.items() if not files & read} == set(), family.rule
             made |= set().union(*outputs.values())
     assert read and read <= made
+
+
+@pytest.mark.parametrize("scale", ["smoke", "quick", "paper", "rehearsal"])
+def test_george_ch6_grids_hold_the_runs_the_figures_read(scale):
+    assert_grids_hold_the_runs_read(scale, "george_thesis", george.FAMILIES, "results/george_thesis/runs/ch6/")
+
+
+# Chapter 2's rules and files as they were written by hand, before the families generated them.
+KARP_CH2 = {
+    "karp_thesis_ch2_train_pairs": ["pairs/{run}/block{block}.csv"],
+    "karp_thesis_ch2_train_kept_pairs": ["pairs/{run}/block{block}.csv", "pairs/{run}/block{block}_states.pt"],
+    "karp_thesis_ch2_train_sweep": ["sweep/{run}.csv"],
+    "karp_thesis_ch2_interpolate": ["interpolation/{configuration}/trial{trial}.csv"],
+}
+
+
+def test_karp_ch2_families_keep_their_rule_names_and_paths():
+    families = {family.rule: family for family in karp.FAMILIES}
+    assert set(families) == set(KARP_CH2)
+    for rule, outputs in KARP_CH2.items():
+        patterns = list(families[rule].output_patterns().values())
+        assert patterns == [f"results/karp_thesis/runs/ch2/{output}" for output in outputs], rule
+        assert (ROOT / "src" / "scripts" / families[rule].script_file).is_file()
+    assert families["karp_thesis_ch2_train_kept_pairs"].state_of("1a/trial0/m100/block2") == (
+        "results/karp_thesis/state/ch2/pairs/1a/trial0/m100/block2.pt")
+
+
+@pytest.mark.parametrize("scale", ["smoke", "quick", "paper", "rehearsal"])
+def test_karp_ch2_grids_hold_the_runs_the_figures_read(scale):
+    assert_grids_hold_the_runs_read(scale, "karp_thesis", karp.FAMILIES, "results/karp_thesis/runs/ch2/")
 
 
 def test_every_family_is_declared_once():

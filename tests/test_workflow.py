@@ -343,9 +343,7 @@ HAND_WRITTEN_GPU_RULES = {"telescoping_approximation_run", "telescoping_smoother
              "benchmark_iterative_linearisation", "george_thesis_ch5_run_toy", "george_thesis_ch5_run_difficulty",
              "george_thesis_ch5_run_spurious", "george_thesis_ch3_train", "george_thesis_ch3_fisher_quality",
              "george_thesis_ch3_ntk_pair", "george_thesis_ch4_run_mlp_classifier", "george_thesis_ch4_run_search",
-             "george_thesis_ch4_run_frequency", "george_thesis_ch4_run_spectrum", "karp_thesis_ch2_train_pairs",
-             "karp_thesis_ch2_train_kept_pairs",
-             "karp_thesis_ch2_train_sweep", "karp_thesis_ch2_interpolate", "karp_thesis_ch3_run_images",
+             "george_thesis_ch4_run_frequency", "george_thesis_ch4_run_spectrum", "karp_thesis_ch3_run_images",
              "karp_thesis_ch3_run_sparsity", "benchmark_local_signal", "karp_thesis_ch5_pretrain",
              "karp_thesis_ch5_grow", "karp_thesis_ch5_stack", "rehearse_gpu"}
 GPU_RULES = HAND_WRITTEN_GPU_RULES | {family.rule for family in declared_families() if family.device}

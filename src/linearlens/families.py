@@ -30,18 +30,28 @@ def no_inputs(group_config: dict, wildcards: dict, spec: dict) -> dict:
     return {}
 
 
+def always(group_config: dict) -> bool:
+    return True
+
+
+CHAPTER = "<chapter>"  # a family's ``group`` when it reads its chapter's whole config
+
+
 @dataclass(frozen=True)
 class RunFamily:
     document: str
     chapter: str  # "ch6" in a thesis; "" in a paper
-    name: str  # its folder under the chapter's runs, and its config group unless ``group`` says otherwise
+    name: str  # its folder under the chapter's runs and its config group, unless ``folder``, ``group`` say otherwise
     # Its config group in, {run id: run spec} out; each id is ``run_id`` with its wildcards filled in.
     grid: Callable[[dict], dict[str, dict]]
     run_id: str  # how a run is named under the family's folder: "{family}/{setting}/seed{seed}"
     outputs: dict[str, str]  # output name -> what follows the run id in its file name: {"rows": ".csv"}
     verb: str = "run"  # the rule is <document>_<chapter>_<verb>_<name>
     script: str = ""  # the job, src/scripts/<script>: <rule>.py unless given
-    group: str = ""  # the config group, when it is not ``name``
+    group: str = ""  # the config group, when it is not ``name``; CHAPTER: the chapter's whole config
+    folder: str = ""  # its folder under the chapter's runs, when it is not ``name`` (two families may share one)
+    # Whether this configuration runs it, given its config group (present: a group may hold no runs).
+    configured: Callable[[dict], bool] = always
     # (config group, the run's wildcards, its spec) -> the job's named input files (prepared
     # datasets, another family's outputs of the same run).
     inputs: Callable[[dict, dict, dict], dict[str, str]] = no_inputs
@@ -64,11 +74,16 @@ class RunFamily:
     def config_group(self, document_config: dict) -> dict | None:
         """Its group of the document's config; None when this configuration does not run it."""
         parent = (document_config.get(self.chapter) or {}) if self.chapter else document_config
-        return parent.get(self.group or self.name)
+        group = (parent or None) if self.group == CHAPTER else parent.get(self.group or self.name)
+        return group if group is not None and self.configured(group) else None
+
+    @property
+    def runs_folder(self) -> str:
+        return paths.runs(self.document, self.chapter, self.folder or self.name)
 
     def output(self, name: str, run_id: str | None = None) -> str:
         """The file ``name`` of run ``run_id``; without a run id, the pattern with its wildcards."""
-        return f"{paths.runs(self.document, self.chapter, self.name)}/{run_id or self.run_id}{self.outputs[name]}"
+        return f"{self.runs_folder}/{run_id or self.run_id}{self.outputs[name]}"
 
     def output_patterns(self) -> dict[str, str]:
         return {name: self.output(name) for name in self.outputs}
@@ -79,7 +94,7 @@ class RunFamily:
 
     def state_of(self, run_id: str) -> str:
         """Where run ``run_id`` keeps its training state while it trains."""
-        return f"{paths.state(self.document, self.chapter, self.name, run_id)}.pt"
+        return f"{paths.state(self.document, self.chapter, self.folder or self.name, run_id)}.pt"
 
     def id_of(self, wildcards: dict) -> str:
         return self.run_id.format(**wildcards)

@@ -2,14 +2,7 @@
 appendices A-C, in the thesis's own numbering. Appendix A belongs to chapter 2, B to chapter 3 and
 C to chapter 5; chapters 1 and 6 have none."""
 
-from ..analysis.karp_thesis.ch2 import (
-    configurations,
-    interpolation_path,
-    kept_sizes,
-    pair_rows_paths,
-    sweep_inputs,
-    sweep_settings,
-)
+from ..analysis.karp_thesis.ch2 import configurations, kept_sizes, sweep_settings
 from ..analysis.karp_thesis.ch3 import (
     EXAMPLES_PATH,
     SPARSITY_RUN,
@@ -22,6 +15,12 @@ from ..analysis.karp_thesis.ch3 import (
 from ..analysis.karp_thesis.ch4 import ONE_STEP_PATH
 from ..analysis.karp_thesis.ch5 import growth_run_paths, stacking_run_paths
 from .entries import BUILT, ILLUSTRATIVE, NOT_BUILT, ClaimSet, Entry
+from .karp_thesis_runs import (  # noqa: F401 (FAMILIES: rules/families.smk generates their rules)
+    FAMILIES,
+    interpolation_path,
+    pair_rows_paths,
+    sweep_inputs,
+)
 
 TITLE = "Stefani Karp (PhD thesis, 2024): Adapting to structure and using structure to adapt"
 

@@ -1,5 +1,5 @@
-"""Chapter 2 and Appendix A, the algorithmic stability of SGD: where the pair runs live, what each
-job trains, and the summaries behind Figs 2.1-2.4, A.1-A.15 and Table 2.1 (torch-free, shared by
+"""Chapter 2 and Appendix A, the algorithmic stability of SGD: how the pair runs split into
+jobs, what each job trains, and the summaries behind Figs 2.1-2.4, A.1-A.15 and Table 2.1 (torch-free, shared by
 the figures and the claims).
 
 A *configuration* (the logistic regression of Fig 2.1, or one of Table 2.1's ResNet-20 settings 1a,
@@ -17,8 +17,6 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import curve_fit
 
-RUNS = "results/karp_thesis/runs/ch2"
-STATE = "results/karp_thesis/state/ch2"
 THESIS_ITERATIONS = {"early": 50_000, "main": 100_000, "late": 150_000}  # the snapshots, in order
 # The keys of a configuration that change what its jobs train (its name, labels and the list of
 # sizes, trials and pairs do not: a job trains given sizes, one trial and one block of pairs).
@@ -29,7 +27,7 @@ TRAINING_KEYS = ("dataset", "model", "layout", "loss", "init", "optimiser", "lr_
                  "batch_size", "steps", "snapshots", "eval_batch")
 
 
-# --- the design: configurations, blocks of pairs, files --------------------------------------
+# --- the design: configurations, blocks of pairs ----------------------------------------------
 
 def configurations(spec: dict) -> dict[str, dict]:
     return spec["configurations"]
@@ -76,33 +74,6 @@ def parse_run(run: str) -> tuple[str, int, tuple[int, ...]]:
     return configuration, int(trial.removeprefix("trial")), tuple(int(m) for m in sizes.removeprefix("m").split("-"))
 
 
-def pair_rows_path(configuration: str, trial: int, sizes: tuple[int, ...], block: int) -> str:
-    return f"{RUNS}/pairs/{run_name(configuration, trial, sizes)}/block{block}.csv"
-
-
-def pair_states_path(configuration: str, trial: int, sizes: tuple[int, ...], block: int) -> str:
-    """The members' states at the main snapshot, kept for the sizes mode connectivity reads."""
-    return f"{RUNS}/pairs/{run_name(configuration, trial, sizes)}/block{block}_states.pt"
-
-
-def sweep_rows_path(configuration: str, trial: int, sizes: tuple[int, ...]) -> str:
-    return f"{RUNS}/sweep/{run_name(configuration, trial, sizes)}.csv"
-
-
-def interpolation_path(configuration: str, trial: int) -> str:
-    """The curves of every kept size of a configuration and trial (one job)."""
-    return f"{RUNS}/interpolation/{configuration}/trial{trial}.csv"
-
-
-def pair_rows_paths(spec: dict, configuration: str, trials=None, sizes=None) -> list[str]:
-    """The row files of the configuration's pair runs: those of ``trials`` and of the groups holding
-    ``sizes`` (all by default)."""
-    settings = configurations(spec)[configuration]
-    return [pair_rows_path(configuration, trial, group, block)
-            for trial in (trials or settings["trials"]) for group in groups_of(settings, sizes)
-            for block in range(blocks(settings))]
-
-
 def kept_sizes(settings: dict) -> list[int]:
     """The sizes whose members' states are kept (mode connectivity), among the configured ones."""
     return [m for m in settings.get("keep_states", []) if m in settings["sizes"]]
@@ -110,13 +81,6 @@ def kept_sizes(settings: dict) -> list[int]:
 
 def kept_groups(settings: dict) -> list[tuple[int, ...]]:
     return groups_of(settings, kept_sizes(settings)) if kept_sizes(settings) else []
-
-
-def pair_states_paths(spec: dict, configuration: str, trial: int) -> list[str]:
-    """The kept states of a configuration and trial: every block of every group with a kept size."""
-    settings = configurations(spec)[configuration]
-    return [pair_states_path(configuration, trial, group, block)
-            for group in kept_groups(settings) for block in range(blocks(settings))]
 
 
 def sweep_settings(spec: dict) -> dict | None:
@@ -135,14 +99,6 @@ def sweep_groups(spec: dict) -> list[tuple[int, ...]]:
     """The trained sweep sizes in groups of the swept configuration's ``sizes_per_job``."""
     settings = configurations(spec)[sweep_settings(spec)["configuration"]]
     return size_groups({**settings, "sizes": sweep_sizes_trained(spec)}) if sweep_sizes_trained(spec) else []
-
-
-def sweep_inputs(spec: dict) -> dict[str, list[str]]:
-    sweep = sweep_settings(spec)
-    configuration, trial = sweep["configuration"], sweep["trial"]
-    paired = [m for m in sweep["sizes"] if m not in sweep_sizes_trained(spec)]
-    return {"sweep": [sweep_rows_path(configuration, trial, group) for group in sweep_groups(spec)],
-            "pairs": pair_rows_paths(spec, configuration, [trial], paired) if paired else []}
 
 
 def interpolated(spec: dict) -> list[tuple[str, int]]:
