@@ -52,13 +52,20 @@ GEORGE_CH6 = {
 }
 
 
-def test_george_ch6_families_keep_their_rule_names_and_paths():
-    families = {family.rule: family for family in george.FAMILIES}
-    assert set(families) == set(GEORGE_CH6)
-    for rule, outputs in GEORGE_CH6.items():
+def assert_rule_names_and_paths_kept(declared, by_hand: dict, runs_folder: str) -> dict:
+    """The families generate exactly the rules written by hand, with their output paths and an
+    existing script; returns them by rule name."""
+    families = {family.rule: family for family in declared}
+    assert set(families) == set(by_hand)
+    for rule, outputs in by_hand.items():
         patterns = list(families[rule].output_patterns().values())
-        assert patterns == [f"results/george_thesis/runs/ch6/{output}" for output in outputs], rule
+        assert patterns == [f"{runs_folder}{output}" for output in outputs], rule
         assert (ROOT / "src" / "scripts" / families[rule].script_file).is_file()
+    return families
+
+
+def test_george_ch6_families_keep_their_rule_names_and_paths():
+    families = assert_rule_names_and_paths_kept(george.FAMILIES, GEORGE_CH6, "results/george_thesis/runs/ch6/")
     assert families["george_thesis_ch6_run_perturbation"].state_of("seed3") == (
         "results/george_thesis/state/ch6/perturbation/seed3.pt")
 
@@ -97,12 +104,7 @@ KARP_CH2 = {
 
 
 def test_karp_ch2_families_keep_their_rule_names_and_paths():
-    families = {family.rule: family for family in karp.FAMILIES}
-    assert set(families) == set(KARP_CH2)
-    for rule, outputs in KARP_CH2.items():
-        patterns = list(families[rule].output_patterns().values())
-        assert patterns == [f"results/karp_thesis/runs/ch2/{output}" for output in outputs], rule
-        assert (ROOT / "src" / "scripts" / families[rule].script_file).is_file()
+    families = assert_rule_names_and_paths_kept(karp.FAMILIES, KARP_CH2, "results/karp_thesis/runs/ch2/")
     assert families["karp_thesis_ch2_train_kept_pairs"].state_of("1a/trial0/m100/block2") == (
         "results/karp_thesis/state/ch2/pairs/1a/trial0/m100/block2.pt")
 
