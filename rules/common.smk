@@ -17,6 +17,7 @@ sys.path.insert(0, str(SRC))
 
 from linearlens import paths
 from linearlens.canonical import canonical
+from linearlens.cluster import budget_resources
 from linearlens.code_inputs import import_closure, module_closure
 from linearlens.config import scale_files, validate_config, workflow_config
 from linearlens.families import DOCUMENTS
@@ -168,6 +169,12 @@ def gpu_resources():
         return {"gpu": 0}
     gpu_partition = os.environ.get("SLURM_GPU_PARTITION")
     return {"gpu": 1, **({"slurm_partition": gpu_partition} if gpu_partition else {})}
+
+
+def job_resources(budget, device=False):
+    """A job's resources: its cluster budget's minutes and memory (linearlens.cluster), and for a
+    job that computes on the configured device, a GPU under CUDA."""
+    return {**budget_resources(budget), **(gpu_resources() if device else {})}
 
 
 # On one machine, as many GPU jobs at once as it has GPUs (each job claims its own: see

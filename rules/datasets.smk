@@ -46,7 +46,7 @@ rule prepare_dataset:
         paths.job_benchmark("prepare_dataset", "{name}")
     threads: threads_for("data")
     resources:
-        mem_mb=8000,  # the first attempt's; SLURM retries raise it (profiles/slurm/config.yaml)
+        **job_resources("data"),
     conda:
         "../envs/data.yaml"
     script:

@@ -1,8 +1,9 @@
 # Run rules generated from the run families (linearlens.families; each document's beside its
 # manifest, in src/linearlens/manifests/<document>_runs.py): one rule per family this configuration
 # runs, one job per run of its grid. Its outputs lie in the document's runs (linearlens.paths), its
-# log and benchmark are named after its first output; a family that computes on the device gets the
-# configured device as a param and, under CUDA, a GPU.
+# log and benchmark are named after its first output; it asks a cluster for its budget's time and
+# memory (linearlens.cluster); a family that computes on the device gets the configured device as a
+# param and, under CUDA, a GPU.
 
 from linearlens.families import RunFamily
 
@@ -80,7 +81,7 @@ for document in PAPERS:
                 **family_constraints(family, grid),
             threads: threads_for(family.threads) if family.threads else 1
             resources:
-                **(gpu_resources() if family.device else {}),
+                **job_resources(family.budget, family.device),
             conda:
                 f"../envs/{family.environment}.yaml"
             script:

@@ -25,7 +25,7 @@ rule iterative_linearisation_run:
         seed=r"\d+",
     threads: threads_for("train")
     resources:
-        **gpu_resources(),
+        **job_resources("training", device=True),
     conda:
         "../envs/torch.yaml"
     script:
@@ -51,7 +51,7 @@ rule iterative_linearisation_probe:
         seed=r"\d+",
     threads: threads_for("train")
     resources:
-        **gpu_resources(),
+        **job_resources("training", device=True),
     conda:
         "../envs/torch.yaml"
     script:
@@ -74,6 +74,8 @@ rule iterative_linearisation_damping:
     wildcard_constraints:
         damping=alternatives(f"{d:g}" for d in IL_DAMPING["dampings"]) if IL_DAMPING else "(?!)",
     threads: threads_for("train")
+    resources:
+        **job_resources("training"),
     conda:
         "../envs/torch.yaml"
     script:
@@ -91,6 +93,8 @@ rule iterative_linearisation_k1_identity:
     log:
         "results/logs/iterative_linearisation/identity.log",
     threads: 1
+    resources:
+        **job_resources("training"),
     conda:
         "../envs/torch.yaml"
     script:

@@ -13,7 +13,7 @@ rule benchmark_kernels:
         paths.log("benchmark_kernels"),
     threads: threads_for("benchmark")
     resources:
-        **gpu_resources(),
+        **job_resources("kernels", device=True),
     conda:
         "../envs/torch.yaml"
     script:
@@ -50,7 +50,7 @@ rule benchmark_telescoping:
         paths.log("benchmark_telescoping"),
     threads: threads_for("train")  # as the training runs it measures
     resources:
-        **gpu_resources(),
+        **job_resources("kernels", device=True),
     conda:
         "../envs/torch.yaml"
     script:
@@ -70,7 +70,7 @@ rule benchmark_iterative_linearisation:
         paths.log("benchmark_iterative_linearisation"),
     threads: threads_for("benchmark")
     resources:
-        **gpu_resources(),
+        **job_resources("kernels", device=True),
     conda:
         "../envs/torch.yaml"
     script:
@@ -90,7 +90,7 @@ rule benchmark_curvature:
         paths.log("benchmark_curvature"),
     threads: threads_for("benchmark")
     resources:
-        **gpu_resources(),
+        **job_resources("kernels", device=True),
     conda:
         "../envs/torch.yaml"
     script:
@@ -109,7 +109,7 @@ rule benchmark_optimisers:
         paths.log("benchmark_optimisers"),
     threads: threads_for("benchmark")
     resources:
-        **gpu_resources(),
+        **job_resources("kernels", device=True),
     conda:
         "../envs/torch.yaml"
     script:
@@ -163,7 +163,7 @@ rule extract_ntk:
         paths.job_benchmark("extract_ntk", "{extraction}")
     threads: threads_for("train")
     resources:
-        **gpu_resources(),
+        **job_resources("kernels", device=True),
     conda:
         "../envs/torch.yaml"
     script:
@@ -193,7 +193,7 @@ rule fit_tree_ensemble:
         paths.job_benchmark("fit_tree_ensemble", "{ensemble}")
     threads: threads_for("train")
     resources:
-        **gpu_resources(),
+        **job_resources("training", device=True),
     conda:
         "../envs/torch.yaml"
     script:

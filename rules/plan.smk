@@ -43,7 +43,7 @@ rule rehearse_gpu:
         paths.log("benchmarks", "rehearse_gpu"),
     threads: threads_for("train")
     resources:
-        **gpu_resources(),
+        **job_resources("kernels", device=True),
     conda:
         "../envs/torch.yaml"
     script:

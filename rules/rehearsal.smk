@@ -56,7 +56,7 @@ if config.get("fixture_data"):
             paths.job_benchmark("prepare_fixture_dataset", "{name}")
         threads: threads_for("data")
         resources:
-            mem_mb=8000,
+            **job_resources("data"),
         conda:
             "../envs/data.yaml"
         script:

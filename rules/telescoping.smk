@@ -24,7 +24,7 @@ rule telescoping_approximation_run:
         seed=r"\d+",
     threads: threads_for("train")
     resources:
-        **gpu_resources(),
+        **job_resources("training", device=True),
     conda:
         "../envs/torch.yaml"
     script:
@@ -51,7 +51,7 @@ rule telescoping_smoother_run:
         seed=r"\d+",
     threads: threads_for("train")
     resources:
-        **gpu_resources(),
+        **job_resources("smoother", device=True),
     conda:
         "../envs/torch.yaml"
     script:
@@ -77,7 +77,7 @@ rule telescoping_tabular_search:
         model=alternatives(TABULAR_SEARCH.get("models", [])),
     threads: threads_for("train")
     resources:
-        **gpu_resources(),
+        **job_resources("training", device=True),
     conda:
         "../envs/torch.yaml"
     script:
@@ -107,7 +107,7 @@ rule telescoping_tabular_run:
         seed=r"\d+",
     threads: threads_for("train")
     resources:
-        **gpu_resources(),
+        **job_resources("training", device=True),
     conda:
         "../envs/torch.yaml"
     script:
@@ -132,7 +132,7 @@ rule telescoping_lmc_pretrain:
         seed=r"\d+",
     threads: threads_for("train")
     resources:
-        **gpu_resources(),
+        **job_resources("training", device=True),
     conda:
         "../envs/torch.yaml"
     script:
@@ -161,7 +161,7 @@ rule telescoping_lmc_parent:
         seed=r"\d+",
     threads: threads_for("train")
     resources:
-        **gpu_resources(),
+        **job_resources("training", device=True),
     conda:
         "../envs/torch.yaml"
     script:
@@ -189,7 +189,7 @@ rule telescoping_lmc_children:
         inner=r"\d+",
     threads: threads_for("train")
     resources:
-        **gpu_resources(),
+        **job_resources("training", device=True),
     conda:
         "../envs/torch.yaml"
     script:

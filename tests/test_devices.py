@@ -17,7 +17,8 @@ import torch
 from linearlens.families import declared_families
 from linearlens.train import devices
 from linearlens.train.devices import DeviceUnavailableError, claim_device, gpu_ids, id_list
-from test_workflow import GPU_RULES, ROOT, snakemake, workflow_copy
+from rule_blocks import all_rule_blocks, device_rules
+from test_workflow import ROOT, snakemake, workflow_copy
 
 NO_CUDA = pytest.mark.skipif(torch.cuda.is_available(), reason="checks the failure where torch sees no CUDA")
 TOY_SHARD = "results/george_thesis/runs/ch5/toy/shard0.npz"  # a device job with no inputs but its code
@@ -156,33 +157,16 @@ def test_cpu_and_auto_claim_nothing(machine, monkeypatch):
 
 # --- the rules ----------------------------------------------------------------------------------------
 
-RULE = re.compile(r"^ *rule( \w+)?:\n", re.MULTILINE)
-
-
-def all_rule_blocks() -> dict[str, str]:
-    """{rule: its block} over every rule file, rules inside `if` and `for` blocks included (a rule
-    without a name takes the names its `name:` directive spells out)."""
-    blocks = {}
-    for path in sorted((ROOT / "rules").rglob("*.smk")):
-        text = path.read_text()
-        starts = list(RULE.finditer(text))
-        for start, end in zip(starts, [*starts[1:], None]):
-            block = text[start.end():end.start() if end else len(text)]
-            names = [start[1].strip()] if start[1] else re.findall(r'"(\w+)"', re.search(r"name:\n(.*)\n", block)[1])
-            blocks.update(dict.fromkeys(names, block))
-    return blocks
-
-
 def test_every_rule_that_uses_the_device_asks_for_a_gpu_and_claims_it():
     """A rule handed the configured device asks for a GPU under `device: cuda` (and only such a rule),
-    and its script claims the device first thing. GPU_RULES (test_workflow) lists exactly these."""
+    and its script claims the device first thing."""
     blocks = all_rule_blocks()
     uses_device = {rule for rule, block in blocks.items() if 'config["device"]' in block}
-    asks_for_gpu = {rule for rule, block in blocks.items() if "**gpu_resources()" in block}
+    asks_for_gpu = {rule for rule, block in blocks.items() if re.search(r"\*\*job_resources\([^)]*device=True\)", block)}
     assert uses_device == asks_for_gpu
     scripts = {rule: re.search(r'script:\s*"[./]*/src/scripts/(\w+\.py)"', blocks[rule])[1] for rule in uses_device}
     scripts |= {family.rule: family.script_file for family in declared_families() if family.device}
-    assert set(scripts) == GPU_RULES
+    assert set(scripts) == device_rules()
     for rule, script in scripts.items():
         assert "claim_device(" in (ROOT / "src" / "scripts" / script).read_text(), (rule, script)
 

@@ -265,7 +265,7 @@ def test_ch5_training_runs_on_the_configured_device(rule):
     script trains there (the model, its optimiser state and each batch) and saves a state to resume."""
     rules = (ROOT / "rules" / "karp_thesis" / "ch5.smk").read_text()
     block = re.search(rf"^\s*rule {rule}:\n(.*?)(?=^\s*rule |\Z)", rules, re.MULTILINE | re.DOTALL)[1]
-    assert "**gpu_resources()" in block and 'device=config["device"]' in block and "state=" in block
+    assert "device=True)" in block and 'device=config["device"]' in block and "state=" in block
     script = (ROOT / "src" / "scripts" / CH5_TRAINING[rule]).read_text()
     assert "claim_device(snakemake.params.device, snakemake.rule)" in script  # first, before any data
     assert re.search(r"inputs_version\(snakemake\.input\)", script)

@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pooch
 import pytest
-import yaml
 
+from linearlens.cluster import BUDGETS
 from linearlens.data.fixtures import write_tinyimagenet_zip
 from memory_probe import AVAILABLE, UNAVAILABLE_REASON, peak_above_baseline
 
@@ -94,9 +94,8 @@ def test_tinyimagenet_preparation_peak_memory_per_image_fits_the_request(tmp_pat
 
 def test_slurm_retries_of_a_preparation_ask_for_more_memory():
     # SLURM kills a job over its memory request; a retry with the same request fails the same way.
-    profile = yaml.safe_load((ROOT / "profiles" / "slurm" / "config.yaml").read_text())
-    request = profile["set-resources"]["prepare_dataset"]["mem_mb"]
-    asked = [eval(request, {"attempt": attempt}) for attempt in (1, 2, 3)]  # as Snakemake evaluates it
+    request = BUDGETS["data"].resources()["mem_mb"]
+    asked = [request(None, attempt) for attempt in (1, 2, 3)]  # as Snakemake evaluates it
     assert asked[0] * 1e6 == REQUEST_BYTES and asked[0] < asked[1] < asked[2]
     rule = (ROOT / "rules" / "datasets.smk").read_text().split("rule prepare_dataset:")[1].split("\nrule ")[0]
-    assert f"mem_mb={asked[0]}," in rule  # the rule's own request is the first attempt's
+    assert '**job_resources("data")' in rule  # the rule asks for that budget

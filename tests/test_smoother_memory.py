@@ -9,22 +9,18 @@ and the gradients were cast whole to float32 for it, 7.4 arrays (19.5 GB at pape
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-import yaml
 
+from linearlens.cluster import BUDGETS
 from memory_probe import AVAILABLE, UNAVAILABLE_REASON, peak_above_baseline
 
 N = 200  # training points, and as many evaluation points
 PAPER_N, PAPER_PARAMETERS = 1000, 64 * 5000 + 5000 + 5000 + 1
-PROFILE = Path(__file__).resolve().parents[1] / "profiles" / "slurm" / "config.yaml"
 
 
 def request_bytes() -> float:
-    """telescoping_smoother_run's memory request at the first attempt, as Snakemake evaluates it."""
-    request = yaml.safe_load(PROFILE.read_text())["set-resources"]["telescoping_smoother_run"]["mem_mb"]
-    return eval(request, {"attempt": 1}) * 1e6
+    """telescoping_smoother_run's memory request at the first attempt (its rule's cluster budget)."""
+    return BUDGETS["smoother"].resources()["mem_mb"](None, 1) * 1e6
 
 SETUP = """
 import sys

@@ -21,9 +21,8 @@ import yaml
 from linearlens.config import load_scale
 from linearlens.data.registry import SOURCES, raw_paths
 from linearlens.experiments.tabular import telescoped_sum_error
-from linearlens.families import declared_families
 from linearlens.train.trees import load_tree_ensemble
-from rule_blocks import rule_blocks
+from rule_blocks import device_rules, rule_blocks
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
@@ -332,27 +331,22 @@ def test_slurm_profile_plans_the_paper_dag(tmp_path):
     assert all(gpu == (rule in GPU_RULES) for rule, gpu, _ in requests)
     assert all(partition == ("gpus" if gpu else "cpus") for _, gpu, partition in requests)
     assert sum(gpu for _, gpu, _ in requests) > len(requests) / 2  # most of the paper DAG trains
+    # every job that uses the device asks for more than the profile's default hour and 4 GB
+    budgets = {rule: resources for rule, resources in planned_resources(result.stdout) if rule in GPU_RULES}
+    assert all(int(re.search(r"\bruntime=(\d+)", r)[1]) >= 240 and int(re.search(r"\bmem_mb=(\d+)", r)[1]) >= 8000
+               for r in budgets.values()), budgets
 
 
-# Rules whose code runs on the configured device, so that `device: cuda` must get them a GPU: the run
-# families that say so, and these hand-written rules (test_devices checks the rule files against them).
-HAND_WRITTEN_GPU_RULES = {"telescoping_approximation_run", "telescoping_smoother_run", "telescoping_tabular_search",
-             "telescoping_tabular_run", "telescoping_lmc_pretrain", "telescoping_lmc_parent",
-             "telescoping_lmc_children", "extract_ntk", "benchmark_kernels", "benchmark_curvature", "benchmark_optimisers", "benchmark_telescoping",
-             "fit_tree_ensemble", "iterative_linearisation_run", "iterative_linearisation_probe",
-             "benchmark_iterative_linearisation", "george_thesis_ch5_run_toy", "george_thesis_ch5_run_difficulty",
-             "george_thesis_ch5_run_spurious", "george_thesis_ch3_train", "george_thesis_ch3_fisher_quality",
-             "george_thesis_ch3_ntk_pair", "george_thesis_ch4_run_mlp_classifier", "george_thesis_ch4_run_search",
-             "george_thesis_ch4_run_frequency", "george_thesis_ch4_run_spectrum", "karp_thesis_ch3_run_images",
-             "karp_thesis_ch3_run_sparsity", "benchmark_local_signal", "karp_thesis_ch5_pretrain",
-             "karp_thesis_ch5_grow", "karp_thesis_ch5_stack", "rehearse_gpu"}
-GPU_RULES = HAND_WRITTEN_GPU_RULES | {family.rule for family in declared_families() if family.device}
+# Rules whose code runs on the configured device, so that `device: cuda` must get them a GPU: read from
+# the rule files and the run families (test_devices checks that each such rule's script claims it).
+GPU_RULES = device_rules()
 
 
-def test_slurm_profile_gives_every_device_rule_its_own_resources():
-    """The rules that train or compute on the device get more than the profile's default hour."""
+def test_slurm_profile_keeps_no_list_of_rules():
+    """What a job asks a cluster for is declared with its rule or family (a budget), never in a list
+    of rule names kept in the profile."""
     profile = yaml.safe_load((ROOT / "profiles" / "slurm" / "config.yaml").read_text())
-    assert GPU_RULES - set(profile["set-resources"]) == set()
+    assert "set-resources" not in profile
 
 
 def test_slurm_profile_sends_cuda_jobs_to_the_gpu_partition(tmp_path):

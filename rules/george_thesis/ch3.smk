@@ -39,7 +39,7 @@ if SHOWCASE:
             "results/benchmarks/rules/george_thesis/ch3/showcase/train.tsv"
         threads: threads_for("train")
         resources:
-            **gpu_resources(),
+            **job_resources("long_training", device=True),
         conda:
             "../../envs/torch.yaml"
         script:
@@ -64,7 +64,7 @@ if SHOWCASE:
             epoch=alternatives(SHOWCASE["checkpoints"]),
         threads: threads_for("train")
         resources:
-            **gpu_resources(),
+            **job_resources("long_training", device=True),
         conda:
             "../../envs/torch.yaml"
         script:
@@ -89,7 +89,7 @@ if SHOWCASE:
             epoch=alternatives(SHOWCASE["checkpoints"]),
         threads: threads_for("train")
         resources:
-            **gpu_resources(),
+            **job_resources("long_training", device=True),
         conda:
             "../../envs/torch.yaml"
         script:

@@ -27,7 +27,7 @@ if "mlp_classifier" in GEORGE_CH4:
             "results/benchmarks/rules/george_thesis/ch4/mlp_classifier/run.tsv"
         threads: threads_for("train")
         resources:
-            **gpu_resources(),
+            **job_resources("training", device=True),
         conda:
             "../../envs/torch.yaml"
         script:
@@ -75,7 +75,7 @@ if CH4_TRAINING_GROUPS:
             job=alternatives({job for jobs in CH4_SEARCH_JOBS.values() for job in jobs}),
         threads: threads_for("train")
         resources:
-            **gpu_resources(),
+            **job_resources("training", device=True),
         conda:
             "../../envs/torch.yaml"
         script:
@@ -107,7 +107,7 @@ if CH4_FREQUENCY_GROUPS:
             freq=r"\d+",
         threads: threads_for("train")
         resources:
-            **gpu_resources(),
+            **job_resources("training", device=True),
         conda:
             "../../envs/torch.yaml"
         script:
@@ -139,7 +139,7 @@ if CH4_SPECTRUM_GROUPS:
             group=alternatives(CH4_SPECTRUM_GROUPS),
         threads: threads_for("train")
         resources:
-            **gpu_resources(),
+            **job_resources("training", device=True),
         conda:
             "../../envs/torch.yaml"
         script:

@@ -31,7 +31,7 @@ if GEORGE_CH5.get("toy"):
             shard=alternatives(range(GEORGE_CH5_TOY["shards"])),
         threads: threads_for("train")
         resources:
-            **gpu_resources(),
+            **job_resources("kernels", device=True),
         conda:
             "../../envs/torch.yaml"
         script:
@@ -180,7 +180,7 @@ if DIFFICULTY:
             seed=r"\d+",
         threads: threads_for("train")
         resources:
-            **gpu_resources(),
+            **job_resources("long_training", device=True),
         conda:
             "../../envs/torch.yaml"
         script:
@@ -241,7 +241,7 @@ if SPURIOUS:
             seed=alternatives(SPURIOUS["seeds"]),
         threads: threads_for("train")
         resources:
-            **gpu_resources(),
+            **job_resources("long_training", device=True),
         conda:
             "../../envs/torch.yaml"
         script:

@@ -68,7 +68,7 @@ if KARP_CH3.get("images"):
             job=alternatives(KARP_CH3_JOBS),
         threads: 1
         resources:
-            mem_mb=16000,
+            **job_resources("images"),
         conda:
             "../../envs/torch.yaml"
         script:
@@ -95,7 +95,7 @@ if KARP_CH3.get("images"):
             model="network|linearisation",
         threads: threads_for("train")
         resources:
-            **gpu_resources(),
+            **job_resources("long_training", device=True),
         conda:
             "../../envs/torch.yaml"
         script:
@@ -136,7 +136,7 @@ if KARP_CH3.get("images"):
             "results/logs/benchmark_local_signal.log",
         threads: threads_for("benchmark")
         resources:
-            **gpu_resources(),
+            **job_resources("training", device=True),
         conda:
             "../../envs/torch.yaml"
         script:
@@ -163,7 +163,7 @@ if KARP_CH3.get("sparsity"):
             "results/benchmarks/rules/karp_thesis/ch3/sparsity.tsv"
         threads: threads_for("train")
         resources:
-            **gpu_resources(),
+            **job_resources("long_training", device=True),
         conda:
             "../../envs/torch.yaml"
         script:

@@ -52,7 +52,7 @@ if KARP_CH5_GROWING:
             seed=r"\d+",
         threads: threads_for("train")
         resources:
-            **gpu_resources(),
+            **job_resources("long_training", device=True),
         conda:
             "../../envs/torch.yaml"
         script:
@@ -102,7 +102,7 @@ if KARP_CH5_GROWING:
             part=r"all|start\d+-b\d+-(random|duplicate)",
         threads: threads_for("train")
         resources:
-            **gpu_resources(),
+            **job_resources("long_training", device=True),
         conda:
             "../../envs/torch.yaml"
         script:
@@ -156,7 +156,7 @@ if KARP_CH5.get("stacking"):
             seed=r"\d+",
         threads: threads_for("train")
         resources:
-            **gpu_resources(),
+            **job_resources("long_training", device=True),
         conda:
             "../../envs/torch.yaml"
         script:

@@ -58,6 +58,7 @@ class RunFamily:
     # (config group, run spec) -> the job's params; the rule puts each in canonical form.
     params: Callable[[dict, dict], dict] = spec_as_params
     device: bool = False  # computes on the configured device: a `device` param, and a GPU under CUDA
+    budget: str = ""  # what a cluster job asks for: a name in linearlens.cluster.BUDGETS; "" the profile's default
     resumable: bool = False  # keeps training state (``state_of``) that a retried job resumes
     builds_models: bool = True  # its spec names zoo models the job builds: their modules are code inputs
     threads: str = "train"  # the kind in the config's `threads:` its job takes; "" for one thread

@@ -76,7 +76,8 @@ def complexity_grid(group_config: dict) -> dict[str, dict]:
 RUN_ALIGNMENT = RunFamily(
     DOCUMENT, "ch6", "alignment", kernel_grid(keep_grams=True),
     "{family}/{setting}/seed{seed}", {"rows": ".csv", "layers": "_layers.csv", "grams": "_grams.npz"},
-    inputs=family_data, params=lambda group_config, spec: {"run": spec}, device=True, resumable=True)
+    inputs=family_data, params=lambda group_config, spec: {"run": spec}, device=True, budget="long_training",
+    resumable=True)
 SUMMARISE_ALIGNMENT = RunFamily(
     DOCUMENT, "ch6", "alignment", kernel_grid(keep_grams=True),
     RUN_ALIGNMENT.run_id, {"summary": "_spectra.csv", "trace_ratios": "_trace_ratios.npz"}, verb="summarise",
@@ -86,11 +87,12 @@ SUMMARISE_ALIGNMENT = RunFamily(
 RUN_EASY_DIFFICULT = RunFamily(
     DOCUMENT, "ch6", "easy_difficult", kernel_grid(keep_grams=False),
     "{family}/{setting}/seed{seed}", {"rows": ".csv", "layers": "_layers.csv"},
-    inputs=easy_difficult_data, params=lambda group_config, spec: {"run": spec}, device=True, resumable=True)
+    inputs=easy_difficult_data, params=lambda group_config, spec: {"run": spec}, device=True,
+    budget="long_training", resumable=True)
 # Figs 6.1, B.4: eigenfunctions of the tangent kernel on the disk task.
 RUN_DISK = RunFamily(
     DOCUMENT, "ch6", "disk", per_seed(lambda group_config: group_config),
-    "seed{seed}", {"run": ".npz"}, inputs=group_data, device=True)
+    "seed{seed}", {"run": ".npz"}, inputs=group_data, device=True, budget="kernels")
 # Fig B.2: spectral bias of a random MLP's tangent kernel.
 RUN_SPECTRAL_BIAS = RunFamily(
     DOCUMENT, "ch6", "spectral_bias", one_run("spectrum"),
@@ -108,11 +110,12 @@ RUN_RBF_CAPACITY = RunFamily(
 RUN_PERTURBATION = RunFamily(
     DOCUMENT, "ch6", "perturbation",
     per_seed(lambda group_config: {k: v for k, v in group_config.items() if k != "seeds"}),
-    "seed{seed}", {"run": ".npz"}, inputs=group_data, device=True, resumable=True)
+    "seed{seed}", {"run": ".npz"}, inputs=group_data, device=True, budget="kernels", resumable=True)
 # Fig 6.6: complexity measures against the generalisation gap.
 RUN_COMPLEXITY = RunFamily(
     DOCUMENT, "ch6", "complexity", complexity_grid,
-    "{run}/seed{seed}", {"records": ".csv", "measures": ".json"}, inputs=spec_data, device=True, resumable=True)
+    "{run}/seed{seed}", {"records": ".csv", "measures": ".json"}, inputs=spec_data, device=True,
+    budget="long_training", resumable=True)
 
 FAMILIES = [RUN_ALIGNMENT, SUMMARISE_ALIGNMENT, RUN_EASY_DIFFICULT, RUN_DISK, RUN_SPECTRAL_BIAS, RUN_SUPERNAT,
             RUN_RBF_CAPACITY, RUN_PERTURBATION, RUN_COMPLEXITY]

@@ -114,7 +114,7 @@ def pair_family(kept: bool) -> RunFamily:
         DOCUMENT, "ch2", "kept_pairs" if kept else "pairs", pair_grid(kept), "{run}/block{block}",
         {"rows": ".csv", **({"states": "_states.pt"} if kept else {})}, verb="train",
         script="karp_thesis_ch2_train_pairs.py", group=CHAPTER, folder="pairs", inputs=training_data,
-        params=spec_params, device=True, resumable=True)
+        params=spec_params, device=True, budget="long_training", resumable=True)
 
 
 # Figs 2.1-2.3, A.2-A.13, Table 2.1: the pair runs; Figs 2.4, A.14, A.15 read the kept pairs' states.
@@ -124,12 +124,12 @@ TRAIN_KEPT_PAIRS = pair_family(kept=True)
 TRAIN_SWEEP = RunFamily(
     DOCUMENT, "ch2", "sweep", sweep_grid, "{run}", {"rows": ".csv"}, verb="train", group=CHAPTER,
     configured=lambda chapter_config: bool(sweep_settings(chapter_config)), inputs=training_data,
-    params=spec_params, device=True, resumable=True)
+    params=spec_params, device=True, budget="long_training", resumable=True)
 # Figs 2.4, A.14, A.15: linear mode connectivity of the kept pairs.
 INTERPOLATE = RunFamily(
     DOCUMENT, "ch2", "", interpolation_grid, "{configuration}/trial{trial}", {"curves": ".csv"},
     verb="interpolate", group=CHAPTER, folder="interpolation",
     configured=lambda chapter_config: bool(chapter_config.get("interpolation") and interpolated(chapter_config)),
-    inputs=kept_states, params=spec_params, device=True)
+    inputs=kept_states, params=spec_params, device=True, budget="kernels")
 
 FAMILIES = [TRAIN_PAIRS, TRAIN_KEPT_PAIRS, TRAIN_SWEEP, INTERPOLATE]
