@@ -34,6 +34,21 @@ def always(group_config: dict) -> bool:
     return True
 
 
+def spec_data(group_config: dict, wildcards: dict, spec: dict) -> dict[str, str]:
+    """The run's prepared dataset, named by its spec."""
+    return {"data": paths.prepared(spec["dataset"])}
+
+
+def per_seed(spec_of):
+    """A grid of one run per seed of the group, each with the spec ``spec_of(group)``."""
+    return lambda group_config: {f"seed{seed}": spec_of(group_config) for seed in group_config["seeds"]}
+
+
+def one_run(run_id: str):
+    """A grid of a single run named ``run_id``, its spec the whole group."""
+    return lambda group_config: {run_id: group_config}
+
+
 CHAPTER = "<chapter>"  # a family's ``group`` when it reads its chapter's whole config
 
 

@@ -4,7 +4,7 @@ generates their rules; the manifest (``george_thesis``) asks them for the files 
 from .. import paths
 from ..analysis.george_thesis.ch6 import complexity_run_specs
 from ..experiments.settings import family_runs
-from ..families import RunFamily
+from ..families import RunFamily, one_run, per_seed, spec_data
 
 DOCUMENT = "george_thesis"
 
@@ -50,20 +50,6 @@ def easy_difficult_data(group_config: dict, wildcards: dict, spec: dict) -> dict
 
 def group_data(group_config: dict, wildcards: dict, spec: dict) -> dict[str, str]:
     return {"data": paths.prepared(group_config["dataset"])}
-
-
-def spec_data(group_config: dict, wildcards: dict, spec: dict) -> dict[str, str]:
-    return {"data": paths.prepared(spec["dataset"])}
-
-
-def per_seed(spec_of):
-    """One run per seed of the group, each with the spec ``spec_of(group)``."""
-    return lambda group_config: {f"seed{seed}": spec_of(group_config) for seed in group_config["seeds"]}
-
-
-def one_run(run_id: str):
-    """A single run named ``run_id``, its spec the whole group."""
-    return lambda group_config: {run_id: group_config}
 
 
 def complexity_grid(group_config: dict) -> dict[str, dict]:
