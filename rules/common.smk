@@ -198,12 +198,10 @@ def report_claims():
 
 # --- telescoping lens: the run rules' settings (figures and claims: the manifest) -----------------
 
-from linearlens.experiments.settings import branch_runs, family_runs, settings_grid
+from linearlens.experiments.settings import branch_runs, family_runs
 from linearlens.manifests.telescoping import smoother_families
 
 TELESCOPING = config.get("telescoping", {})
-APPROXIMATION = TELESCOPING.get("approximation")
-APPROXIMATION_RUNS = settings_grid(APPROXIMATION) if APPROXIMATION else {}
 SMOOTHER_FAMILIES = smoother_families(TELESCOPING)
 SMOOTHER_RUNS = {family: family_runs(spec) for family, spec in SMOOTHER_FAMILIES.items()}
 TABULAR = TELESCOPING.get("tabular", {})

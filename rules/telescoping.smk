@@ -1,34 +1,7 @@
 # Telescoping lens (Jeffares, Curth & van der Schaar 2024): one rule per kind of run, one file per
 # run. Its figures and claims are generated from its manifest (src/linearlens/manifests/telescoping.py,
-# rules/manifests.smk). Experiments present in the config are built; the others are skipped.
-
-
-rule telescoping_approximation_run:
-    input:
-        data=lambda w: paths.prepared(APPROXIMATION["dataset"]),
-        code=lambda w: script_code("telescoping_approximation_run.py", APPROXIMATION_RUNS[(w.setting, w.lr)]),
-    output:
-        "results/telescoping/runs/approximation/{setting}/lr{lr}/seed{seed}.csv",
-    params:
-        run=lambda w: canonical(APPROXIMATION_RUNS[(w.setting, w.lr)]),
-        device=config["device"],
-        # the run's resumable state while it trains (not an output: it survives a killed job)
-        state=lambda w: f"results/telescoping/state/approximation/{w.setting}/lr{w.lr}/seed{w.seed}.pt",
-    log:
-        "results/logs/telescoping/approximation/{setting}/lr{lr}/seed{seed}.log",
-    benchmark:
-        "results/benchmarks/rules/telescoping/approximation/{setting}/lr{lr}/seed{seed}.tsv"
-    wildcard_constraints:
-        setting=alternatives({setting for setting, _ in APPROXIMATION_RUNS}),
-        lr=alternatives({lr for _, lr in APPROXIMATION_RUNS}),
-        seed=r"\d+",
-    threads: threads_for("train")
-    resources:
-        **job_resources("training", device=True),
-    conda:
-        "../envs/torch.yaml"
-    script:
-        "../src/scripts/telescoping_approximation_run.py"
+# rules/manifests.smk); its run families (manifests/telescoping_runs.py) are
+# generated in rules/families.smk. Experiments present in the config are built; the others are skipped.
 
 
 rule telescoping_smoother_run:

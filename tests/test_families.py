@@ -10,6 +10,7 @@ from linearlens.config import load_scale
 from linearlens.families import CHAPTER, RunFamily, declared_families
 from linearlens.manifests import george_thesis_runs as george
 from linearlens.manifests import karp_thesis_runs as karp
+from linearlens.manifests import telescoping_runs as telescoping
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -112,6 +113,22 @@ def test_karp_ch2_families_keep_their_rule_names_and_paths():
 @pytest.mark.parametrize("scale", ["smoke", "quick", "paper", "rehearsal"])
 def test_karp_ch2_grids_hold_the_runs_the_figures_read(scale):
     assert_grids_hold_the_runs_read(scale, "karp_thesis", karp.FAMILIES, "results/karp_thesis/runs/ch2/")
+
+
+# The telescoping rules and files converted so far, as they were written by hand.
+TELESCOPING = {"telescoping_approximation_run": ["approximation/{setting}/lr{lr}/seed{seed}.csv"]}
+
+
+def test_telescoping_families_keep_their_rule_names_and_paths():
+    families = assert_rule_names_and_paths_kept(telescoping.FAMILIES, TELESCOPING, "results/telescoping/runs/")
+    assert families["telescoping_approximation_run"].state_of("sgd/lr0.1/seed0") == (
+        "results/telescoping/state/approximation/sgd/lr0.1/seed0.pt")
+
+
+@pytest.mark.parametrize("scale", ["smoke", "quick", "paper", "rehearsal"])
+def test_telescoping_grids_hold_the_runs_the_figures_read(scale):
+    assert_grids_hold_the_runs_read(scale, "telescoping", telescoping.FAMILIES,
+                                    "results/telescoping/runs/approximation/")
 
 
 def test_every_family_is_declared_once():

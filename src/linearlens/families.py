@@ -78,10 +78,11 @@ class RunFamily:
     builds_models: bool = True  # its spec names zoo models the job builds: their modules are code inputs
     threads: str = "train"  # the kind in the config's `threads:` its job takes; "" for one thread
     environment: str = "torch"  # envs/<environment>.yaml
+    rule_name: str = ""  # its rule, when it is not named <document>_<chapter>_<verb>_<name>
 
     @property
     def rule(self) -> str:
-        return "_".join(part for part in (self.document, self.chapter, self.verb, self.name) if part)
+        return self.rule_name or "_".join(part for part in (self.document, self.chapter, self.verb, self.name) if part)
 
     @property
     def script_file(self) -> str:

@@ -4,8 +4,9 @@ takes the ``telescoping:`` section of the config."""
 
 from __future__ import annotations
 
-from ..experiments.settings import branch_runs, family_runs, settings_grid
+from ..experiments.settings import branch_runs, family_runs
 from .entries import ClaimSet, Entry
+from .telescoping_runs import FAMILIES, RUN_APPROXIMATION, approximation_grid  # noqa: F401 (FAMILIES: the workflow's)
 
 TITLE = "Jeffares, Curth & van der Schaar (NeurIPS 2024): Deep learning through a telescoping lens"
 RUNS = "results/telescoping/runs"
@@ -22,9 +23,7 @@ def provenance(*datasets) -> list[str]:
 
 def approximation_runs(config) -> list[str]:
     """One record file per (setting, learning rate, seed) of Figs 2, 7, 8."""
-    experiment = config["approximation"]
-    return [f"{RUNS}/approximation/{setting}/lr{lr}/seed{seed}.csv"
-            for setting, lr in settings_grid(experiment) for seed in experiment["seeds"]]
+    return RUN_APPROXIMATION.outputs_of("rows", approximation_grid(config["approximation"]))
 
 
 def smoother_families(config) -> dict[str, dict]:
