@@ -220,14 +220,11 @@ def tabular_searches(panel):
 # --- iterative linearisation: the run rules' settings (figures and claims: the manifest) ---------
 
 from linearlens.experiments.settings import experiment_runs
-from linearlens.manifests.iterative_linearisation import source_experiment
 
 IL = config.get("iterative_linearisation", {})
 IL_EXPERIMENTS = IL.get("experiments", {})
 IL_RUNS = {(experiment, setting): run for experiment, spec in IL_EXPERIMENTS.items()
            for setting, run in experiment_runs(spec).items()}
-IL_PROBES = IL.get("probes") if source_experiment(IL, "probes") else None
-IL_DAMPING = IL.get("damping")
 
 
 # --- the manifests: what rules/manifests.smk generates -------------------------------------------

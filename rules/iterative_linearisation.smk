@@ -1,7 +1,8 @@
 # Iterative linearisation (Goldwaser & Ge, both versions): one rule per kind of run, one file per run.
 # Its figures (numbered as in the longer version, the shorter version's numbers in each caption) and
 # claims are generated from its manifest (src/linearlens/manifests/iterative_linearisation.py,
-# rules/manifests.smk). Experiments present in the config are built; the others are skipped.
+# rules/manifests.smk); its probe and damping runs are families (manifests/iterative_linearisation_runs.py)
+# generated in rules/families.smk. Experiments present in the config are built; the others are skipped.
 
 
 rule iterative_linearisation_run:
@@ -30,56 +31,6 @@ rule iterative_linearisation_run:
         "../envs/torch.yaml"
     script:
         "../src/scripts/iterative_linearisation_run.py"
-
-
-rule iterative_linearisation_probe:
-    input:
-        checkpoints="results/iterative_linearisation/runs/{experiment}/{setting}/seed{seed}.pt",
-        data=lambda w: paths.prepared(IL_EXPERIMENTS[w.experiment]["dataset"]),
-        code=lambda w: script_code("iterative_linearisation_probe.py", IL_EXPERIMENTS[w.experiment]),
-    output:
-        "results/iterative_linearisation/runs/probes/{experiment}/{setting}/seed{seed}.csv",
-    params:
-        probe=canonical(IL_PROBES),
-        device=config["device"],
-    log:
-        "results/logs/iterative_linearisation/probes/{experiment}/{setting}/seed{seed}.log",
-    benchmark:
-        "results/benchmarks/rules/iterative_linearisation/probes/{experiment}/{setting}/seed{seed}.tsv"
-    wildcard_constraints:
-        experiment=alternatives([IL_PROBES["source"]] if IL_PROBES else []),
-        seed=r"\d+",
-    threads: threads_for("train")
-    resources:
-        **job_resources("training", device=True),
-    conda:
-        "../envs/torch.yaml"
-    script:
-        "../src/scripts/iterative_linearisation_probe.py"
-
-
-rule iterative_linearisation_damping:
-    input:
-        data=lambda w: paths.prepared(IL_DAMPING["dataset"]),
-        code=script_code("iterative_linearisation_damping.py", IL_DAMPING),
-    output:
-        summary="results/iterative_linearisation/runs/damping/lambda{damping}.csv",
-        predictions="results/iterative_linearisation/runs/damping/lambda{damping}.npz",
-    params:
-        spec=canonical(IL_DAMPING),
-    log:
-        "results/logs/iterative_linearisation/damping/lambda{damping}.log",
-    benchmark:
-        "results/benchmarks/rules/iterative_linearisation/damping/lambda{damping}.tsv"
-    wildcard_constraints:
-        damping=alternatives(f"{d:g}" for d in IL_DAMPING["dampings"]) if IL_DAMPING else "(?!)",
-    threads: threads_for("train")
-    resources:
-        **job_resources("training"),
-    conda:
-        "../envs/torch.yaml"
-    script:
-        "../src/scripts/iterative_linearisation_damping.py"
 
 
 rule iterative_linearisation_k1_identity:

@@ -9,6 +9,7 @@ import pytest
 from linearlens.config import load_scale
 from linearlens.families import CHAPTER, RunFamily, declared_families
 from linearlens.manifests import george_thesis_runs as george
+from linearlens.manifests import iterative_linearisation_runs as il
 from linearlens.manifests import karp_thesis_runs as karp
 from linearlens.manifests import telescoping_runs as telescoping
 
@@ -129,6 +130,31 @@ def test_telescoping_families_keep_their_rule_names_and_paths():
 def test_telescoping_grids_hold_the_runs_the_figures_read(scale):
     assert_grids_hold_the_runs_read(scale, "telescoping", telescoping.FAMILIES,
                                     "results/telescoping/runs/approximation/")
+
+
+# The iterative-linearisation rules and files converted so far, as they were written by hand.
+ITERATIVE_LINEARISATION = {
+    "iterative_linearisation_damping": ["damping/lambda{damping}.csv", "damping/lambda{damping}.npz"],
+    "iterative_linearisation_probe": ["probes/{experiment}/{setting}/seed{seed}.csv"],
+}
+
+
+def test_iterative_linearisation_families_keep_their_rule_names_and_paths():
+    families = assert_rule_names_and_paths_kept(il.FAMILIES, ITERATIVE_LINEARISATION,
+                                                "results/iterative_linearisation/runs/")
+    probe = families["iterative_linearisation_probe"].inputs({}, {"experiment": "augmented", "setting": "k1",
+                                                                  "seed": "0"}, {"dataset": "cifar10"})
+    assert probe["checkpoints"] == "results/iterative_linearisation/runs/augmented/k1/seed0.pt"
+
+
+@pytest.mark.parametrize("scale", ["smoke", "quick", "paper", "rehearsal"])
+@pytest.mark.parametrize("folder", ["damping", "probes"])
+def test_iterative_linearisation_grids_hold_the_runs_the_figures_read(scale, folder):
+    if not load_scale(scale)["iterative_linearisation"].get(folder):
+        pytest.skip(f"no {folder} at {scale} scale")
+    family = next(family for family in il.FAMILIES if family.name == folder)
+    assert_grids_hold_the_runs_read(scale, "iterative_linearisation", [family],
+                                    f"results/iterative_linearisation/runs/{folder}/")
 
 
 def test_every_family_is_declared_once():

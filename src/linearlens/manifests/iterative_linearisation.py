@@ -7,6 +7,14 @@ from __future__ import annotations
 
 from ..experiments.settings import experiment_runs
 from .entries import ClaimSet, Entry
+from .iterative_linearisation_runs import (  # noqa: F401 (FAMILIES: rules/families.smk generates their rules)
+    FAMILIES,
+    PROBE,
+    RUN_DAMPING,
+    damping_grid,
+    probe_grid,
+    source_experiment,
+)
 
 TITLE = ("Goldwaser & Ge: Understanding sparse feature updates in deep networks using iterative "
          "linearisation")
@@ -25,21 +33,13 @@ def run_files(config, experiments, suffix="csv") -> list[str]:
             for setting in experiment_runs(spec) for seed in spec["seeds"]]
 
 
-def source_experiment(config, analysis):
-    """The experiment whose checkpoints the probes or filters read, if it is configured."""
-    source = config.get(analysis, {}).get("source")
-    return source if source in config.get("experiments", {}) else None
-
-
 def probe_files(config) -> list[str]:
     """One probe file per (setting, seed) of the runs the probes read."""
-    source = source_experiment(config, "probes")
-    return [f"{RUNS}/probes/{source}/{setting}/seed{seed}.csv"
-            for setting in experiment_runs(config["experiments"][source]) for seed in config["probes"]["seeds"]]
+    return PROBE.outputs_of("probes", probe_grid(config))
 
 
-def damping_files(config, suffix="csv") -> list[str]:
-    return [f"{RUNS}/damping/lambda{damping:g}.{suffix}" for damping in config["damping"]["dampings"]]
+def damping_files(config, output="summary") -> list[str]:
+    return RUN_DAMPING.outputs_of(output, damping_grid(config["damping"]))
 
 
 def identity_files(config) -> list[str]:
@@ -80,7 +80,7 @@ def _filter_inputs(config):
 
 def _damping_inputs(config):
     dataset = config["damping"]["dataset"]
-    return {"summaries": damping_files(config), "predictions": damping_files(config, "npz"),
+    return {"summaries": damping_files(config), "predictions": damping_files(config, "predictions"),
             "data": [f"results/data/{dataset}.npz"], "provenance": [f"results/data/{dataset}.json"]}
 
 
