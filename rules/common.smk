@@ -198,12 +198,9 @@ def report_claims():
 
 # --- telescoping lens: the run rules' settings (figures and claims: the manifest) -----------------
 
-from linearlens.experiments.settings import branch_runs, family_runs
-from linearlens.manifests.telescoping import smoother_families
+from linearlens.experiments.settings import branch_runs
 
 TELESCOPING = config.get("telescoping", {})
-SMOOTHER_FAMILIES = smoother_families(TELESCOPING)
-SMOOTHER_RUNS = {family: family_runs(spec) for family, spec in SMOOTHER_FAMILIES.items()}
 TABULAR = TELESCOPING.get("tabular", {})
 TABULAR_PANELS = TABULAR.get("panels", {})
 TABULAR_SEARCH = TABULAR.get("search", {})

@@ -4,33 +4,6 @@
 # generated in rules/families.smk. Experiments present in the config are built; the others are skipped.
 
 
-rule telescoping_smoother_run:
-    input:
-        data=lambda w: paths.prepared(SMOOTHER_FAMILIES[w.family]["dataset"]),
-        code=lambda w: script_code("telescoping_smoother_run.py", SMOOTHER_RUNS[w.family][w.setting]),
-    output:
-        "results/telescoping/runs/{family}/{setting}/seed{seed}.csv",
-    params:
-        run=lambda w: canonical(SMOOTHER_RUNS[w.family][w.setting]),
-        device=config["device"],
-        state=lambda w: f"results/telescoping/state/{w.family}/{w.setting}/seed{w.seed}.pt",
-    log:
-        "results/logs/telescoping/{family}/{setting}/seed{seed}.log",
-    benchmark:
-        "results/benchmarks/rules/telescoping/{family}/{setting}/seed{seed}.tsv"
-    wildcard_constraints:
-        family=alternatives(SMOOTHER_RUNS),
-        setting=alternatives({s for runs in SMOOTHER_RUNS.values() for s in runs}),
-        seed=r"\d+",
-    threads: threads_for("train")
-    resources:
-        **job_resources("smoother", device=True),
-    conda:
-        "../envs/torch.yaml"
-    script:
-        "../src/scripts/telescoping_smoother_run.py"
-
-
 rule telescoping_tabular_search:
     input:
         data=lambda w: paths.prepared(TABULAR_PANELS[w.panel]["dataset"]),

@@ -73,8 +73,8 @@ def test_george_ch6_families_keep_their_rule_names_and_paths():
 
 
 def assert_grids_hold_the_runs_read(scale, document, families, runs_folder):
-    """Each family's grid makes every file of ``runs_folder`` its figures and claim sets read, and no
-    run that none reads."""
+    """Each family's grid makes every file of ``runs_folder`` (or of each folder of a tuple) its
+    figures and claim sets read, and no run that none reads."""
     manifest = importlib.import_module(f"linearlens.manifests.{document}")
     document_config = load_scale(scale)[document]
     read = {path for item in [*manifest.ENTRIES, *manifest.CLAIM_SETS]
@@ -117,19 +117,27 @@ def test_karp_ch2_grids_hold_the_runs_the_figures_read(scale):
 
 
 # The telescoping rules and files converted so far, as they were written by hand.
-TELESCOPING = {"telescoping_approximation_run": ["approximation/{setting}/lr{lr}/seed{seed}.csv"]}
+TELESCOPING = {
+    "telescoping_approximation_run": ["approximation/{setting}/lr{lr}/seed{seed}.csv"],
+    "telescoping_smoother_run": ["{family}/{setting}/seed{seed}.csv"],
+}
 
 
 def test_telescoping_families_keep_their_rule_names_and_paths():
     families = assert_rule_names_and_paths_kept(telescoping.FAMILIES, TELESCOPING, "results/telescoping/runs/")
     assert families["telescoping_approximation_run"].state_of("sgd/lr0.1/seed0") == (
         "results/telescoping/state/approximation/sgd/lr0.1/seed0.pt")
+    assert families["telescoping_smoother_run"].state_of("dd_mnist_clean/width4/seed0") == (
+        "results/telescoping/state/dd_mnist_clean/width4/seed0.pt")
 
 
 @pytest.mark.parametrize("scale", ["smoke", "quick", "paper", "rehearsal"])
 def test_telescoping_grids_hold_the_runs_the_figures_read(scale):
-    assert_grids_hold_the_runs_read(scale, "telescoping", telescoping.FAMILIES,
-                                    "results/telescoping/runs/approximation/")
+    approximation = "results/telescoping/runs/approximation/"
+    assert_grids_hold_the_runs_read(scale, "telescoping", [telescoping.RUN_APPROXIMATION], approximation)
+    smoother = tuple(f"results/telescoping/runs/{family}/"
+                     for family in telescoping.smoother_families(load_scale(scale)["telescoping"]))
+    assert_grids_hold_the_runs_read(scale, "telescoping", [telescoping.RUN_SMOOTHER], smoother)
 
 
 # The iterative-linearisation rules and files converted so far, as they were written by hand.

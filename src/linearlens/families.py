@@ -79,6 +79,9 @@ class RunFamily:
     threads: str = "train"  # the kind in the config's `threads:` its job takes; "" for one thread
     environment: str = "torch"  # envs/<environment>.yaml
     rule_name: str = ""  # its rule, when it is not named <document>_<chapter>_<verb>_<name>
+    # False: its runs lie in the chapter's runs themselves, the first part of a run id naming their
+    # folder (telescoping's smoother runs, one folder per configured family of runs)
+    own_folder: bool = True
 
     @property
     def rule(self) -> str:
@@ -95,8 +98,12 @@ class RunFamily:
         return group if group is not None and self.configured(group) else None
 
     @property
+    def _folder(self) -> str:
+        return (self.folder or self.name) if self.own_folder else ""
+
+    @property
     def runs_folder(self) -> str:
-        return paths.runs(self.document, self.chapter, self.folder or self.name)
+        return paths.runs(self.document, self.chapter, self._folder)
 
     def output(self, name: str, run_id: str | None = None) -> str:
         """The file ``name`` of run ``run_id``; without a run id, the pattern with its wildcards."""
@@ -111,7 +118,7 @@ class RunFamily:
 
     def state_of(self, run_id: str) -> str:
         """Where run ``run_id`` keeps its training state while it trains."""
-        return f"{paths.state(self.document, self.chapter, self.folder or self.name, run_id)}.pt"
+        return f"{paths.state(self.document, self.chapter, self._folder, run_id)}.pt"
 
     def id_of(self, wildcards: dict) -> str:
         return self.run_id.format(**wildcards)

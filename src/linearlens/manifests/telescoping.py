@@ -4,9 +4,16 @@ takes the ``telescoping:`` section of the config."""
 
 from __future__ import annotations
 
-from ..experiments.settings import branch_runs, family_runs
+from ..experiments.settings import branch_runs
 from .entries import ClaimSet, Entry
-from .telescoping_runs import FAMILIES, RUN_APPROXIMATION, approximation_grid  # noqa: F401 (FAMILIES: the workflow's)
+from .telescoping_runs import (  # noqa: F401 (FAMILIES: rules/families.smk generates their rules)
+    FAMILIES,
+    RUN_APPROXIMATION,
+    RUN_SMOOTHER,
+    approximation_grid,
+    smoother_families,
+    smoother_ids,
+)
 
 TITLE = "Jeffares, Curth & van der Schaar (NeurIPS 2024): Deep learning through a telescoping lens"
 RUNS = "results/telescoping/runs"
@@ -26,17 +33,9 @@ def approximation_runs(config) -> list[str]:
     return RUN_APPROXIMATION.outputs_of("rows", approximation_grid(config["approximation"]))
 
 
-def smoother_families(config) -> dict[str, dict]:
-    """Every family of smoother runs (grokking and double descent), by the name its files live under."""
-    return {**config.get("grokking", {}),
-            **{f"dd_{name}": spec for name, spec in config.get("double_descent", {}).items()}}
-
-
 def smoother_runs(config, families) -> list[str]:
     """One record file per (family, setting, seed) of the smoother families named."""
-    configured = smoother_families(config)
-    return [f"{RUNS}/{family}/{setting}/seed{seed}.csv" for family in families
-            for setting in family_runs(configured[family]) for seed in configured[family]["seeds"]]
+    return RUN_SMOOTHER.outputs_of("rows", smoother_ids(config, families))
 
 
 def tabular_panels(config, figure=None) -> list[str]:

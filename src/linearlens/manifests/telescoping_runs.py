@@ -2,8 +2,8 @@
 generates their rules; the manifest (``telescoping``) asks them for the files its figures read."""
 
 from .. import paths
-from ..experiments.settings import settings_grid
-from ..families import RunFamily
+from ..experiments.settings import family_runs, settings_grid
+from ..families import CHAPTER, RunFamily
 
 DOCUMENT = "telescoping"
 
@@ -18,6 +18,28 @@ def experiment_data(experiment: dict, wildcards: dict, spec: dict) -> dict[str, 
     return {"data": paths.prepared(experiment["dataset"])}
 
 
+def smoother_families(config: dict) -> dict[str, dict]:
+    """Every family of smoother runs (grokking and double descent), by the name its files live under."""
+    return {**config.get("grokking", {}),
+            **{f"dd_{name}": spec for name, spec in config.get("double_descent", {}).items()}}
+
+
+def smoother_grid(config: dict) -> dict[str, dict]:
+    """One run per (family, setting, seed) of every smoother family."""
+    return {f"{family}/{setting}/seed{seed}": run for family, spec in smoother_families(config).items()
+            for setting, run in family_runs(spec).items() for seed in spec["seeds"]}
+
+
+def smoother_ids(config: dict, families) -> list[str]:
+    """The runs of the smoother families named, family by family in the order given."""
+    grid = smoother_grid(config)
+    return [run_id for family in families for run_id in grid if run_id.startswith(f"{family}/")]
+
+
+def smoother_data(config: dict, wildcards: dict, spec: dict) -> dict[str, str]:
+    return {"data": paths.prepared(smoother_families(config)[wildcards["family"]]["dataset"])}
+
+
 # Figs 2, 7, 8: the telescoping and linearised models' approximation error along training.
 RUN_APPROXIMATION = RunFamily(
     DOCUMENT, "", "approximation", approximation_grid,
@@ -25,4 +47,11 @@ RUN_APPROXIMATION = RunFamily(
     inputs=experiment_data, params=lambda experiment, spec: {"run": spec}, device=True, budget="training",
     resumable=True)
 
-FAMILIES = [RUN_APPROXIMATION]
+# Figs 3-6, 10-14: grokking and double descent, the network against its telescoping smoother.
+RUN_SMOOTHER = RunFamily(
+    DOCUMENT, "", "smoother", smoother_grid,
+    "{family}/{setting}/seed{seed}", {"rows": ".csv"}, rule_name="telescoping_smoother_run", group=CHAPTER,
+    own_folder=False, configured=lambda config: bool(smoother_families(config)), inputs=smoother_data,
+    params=lambda config, spec: {"run": spec}, device=True, budget="smoother", resumable=True)
+
+FAMILIES = [RUN_APPROXIMATION, RUN_SMOOTHER]
