@@ -199,6 +199,7 @@ def report_claims():
 # --- telescoping lens: the run rules' settings (figures and claims: the manifest) -----------------
 
 from linearlens.experiments.settings import branch_runs
+from linearlens.manifests.telescoping_runs import RUN_TABULAR_SEARCH
 
 TELESCOPING = config.get("telescoping", {})
 TABULAR = TELESCOPING.get("tabular", {})
@@ -210,8 +211,7 @@ LMC_BRANCHES = branch_runs(LMC) if LMC else {}
 
 def tabular_searches(panel):
     """The search results a panel's runs take their hyper-parameters from (none if not searched)."""
-    return {model: paths.runs("telescoping", "tabular", panel, f"search_{model}.json")
-            for model in TABULAR_SEARCH.get("models", [])}
+    return {model: RUN_TABULAR_SEARCH.output("search", f"{panel}/search_{model}") for model in TABULAR_SEARCH.get("models", [])}
 
 
 # --- iterative linearisation: the run rules' settings (figures and claims: the manifest) ---------

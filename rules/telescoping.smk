@@ -4,32 +4,6 @@
 # generated in rules/families.smk. Experiments present in the config are built; the others are skipped.
 
 
-rule telescoping_tabular_search:
-    input:
-        data=lambda w: paths.prepared(TABULAR_PANELS[w.panel]["dataset"]),
-        code=script_code("telescoping_tabular_search.py", TABULAR),
-    output:
-        "results/telescoping/runs/tabular/{panel}/search_{model}.json",
-    params:
-        experiment=canonical(TABULAR),
-        search=canonical(TABULAR_SEARCH),
-        device=config["device"],
-    log:
-        "results/logs/telescoping/tabular/{panel}/search_{model}.log",
-    benchmark:
-        "results/benchmarks/rules/telescoping/tabular/{panel}/search_{model}.tsv"
-    wildcard_constraints:
-        panel=alternatives(TABULAR_PANELS),
-        model=alternatives(TABULAR_SEARCH.get("models", [])),
-    threads: threads_for("train")
-    resources:
-        **job_resources("training", device=True),
-    conda:
-        "../envs/torch.yaml"
-    script:
-        "../src/scripts/telescoping_tabular_search.py"
-
-
 rule telescoping_tabular_run:
     input:
         unpack(lambda w: tabular_searches(w.panel)),

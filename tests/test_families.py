@@ -120,6 +120,7 @@ def test_karp_ch2_grids_hold_the_runs_the_figures_read(scale):
 TELESCOPING = {
     "telescoping_approximation_run": ["approximation/{setting}/lr{lr}/seed{seed}.csv"],
     "telescoping_smoother_run": ["{family}/{setting}/seed{seed}.csv"],
+    "telescoping_tabular_search": ["tabular/{panel}/search_{model}.json"],
 }
 
 
@@ -138,6 +139,15 @@ def test_telescoping_grids_hold_the_runs_the_figures_read(scale):
     smoother = tuple(f"results/telescoping/runs/{family}/"
                      for family in telescoping.smoother_families(load_scale(scale)["telescoping"]))
     assert_grids_hold_the_runs_read(scale, "telescoping", [telescoping.RUN_SMOOTHER], smoother)
+
+
+def test_the_paper_searches_each_tabular_panel_for_each_model_searched():
+    tabular = load_scale("paper")["telescoping"]["tabular"]
+    searches = {telescoping.RUN_TABULAR_SEARCH.output("search", run_id)
+                for run_id in telescoping.search_grid(tabular)}
+    assert searches == {f"results/telescoping/runs/tabular/{panel}/search_{model}.json"
+                        for panel in tabular["panels"] for model in tabular["search"]["models"]}
+    assert telescoping.RUN_TABULAR_SEARCH.config_group(load_scale("quick")["telescoping"]) is None
 
 
 # The iterative-linearisation rules and files converted so far, as they were written by hand.

@@ -40,6 +40,15 @@ def smoother_data(config: dict, wildcards: dict, spec: dict) -> dict[str, str]:
     return {"data": paths.prepared(smoother_families(config)[wildcards["family"]]["dataset"])}
 
 
+def search_grid(tabular: dict) -> dict[str, dict]:
+    """One hyper-parameter search per (panel, model searched), each with the whole tabular config."""
+    return {f"{panel}/search_{model}": tabular for panel in tabular["panels"] for model in tabular["search"]["models"]}
+
+
+def panel_data(tabular: dict, wildcards: dict, spec: dict) -> dict[str, str]:
+    return {"data": paths.prepared(tabular["panels"][wildcards["panel"]]["dataset"])}
+
+
 # Figs 2, 7, 8: the telescoping and linearised models' approximation error along training.
 RUN_APPROXIMATION = RunFamily(
     DOCUMENT, "", "approximation", approximation_grid,
@@ -54,4 +63,12 @@ RUN_SMOOTHER = RunFamily(
     own_folder=False, configured=lambda config: bool(smoother_families(config)), inputs=smoother_data,
     params=lambda config, spec: {"run": spec}, device=True, budget="smoother", resumable=True)
 
-FAMILIES = [RUN_APPROXIMATION, RUN_SMOOTHER]
+# Fig 9's hyper-parameters, where the tabular panels are searched (paper scale).
+RUN_TABULAR_SEARCH = RunFamily(
+    DOCUMENT, "", "tabular", search_grid,
+    "{panel}/search_{model}", {"search": ".json"}, rule_name="telescoping_tabular_search",
+    configured=lambda tabular: bool(tabular.get("search", {}).get("models")), inputs=panel_data,
+    params=lambda tabular, spec: {"experiment": tabular, "search": tabular["search"]}, device=True,
+    budget="training")
+
+FAMILIES = [RUN_APPROXIMATION, RUN_SMOOTHER, RUN_TABULAR_SEARCH]
