@@ -211,7 +211,8 @@ LMC_BRANCHES = branch_runs(LMC) if LMC else {}
 
 def tabular_searches(panel):
     """The search results a panel's runs take their hyper-parameters from (none if not searched)."""
-    return {model: RUN_TABULAR_SEARCH.output("search", f"{panel}/search_{model}") for model in TABULAR_SEARCH.get("models", [])}
+    return {model: RUN_TABULAR_SEARCH.output("search", f"{panel}/search_{model}")
+            for model in TABULAR_SEARCH.get("models", [])}
 
 
 # --- iterative linearisation: the run rules' settings (figures and claims: the manifest) ---------
