@@ -286,13 +286,13 @@ from linearlens.train.tasks import classification_metrics
 """
 
 
-def test_the_readme_session_example_runs(tmp_path):
-    readme = (Path(__file__).parents[1] / "README.md").read_text()
+def test_the_documented_session_example_runs(tmp_path):
+    readme = (Path(__file__).parents[1] / "docs" / "library.md").read_text()
     block = re.search(r"```python\n# a training run[^\n]*\n(.*?)```", readme, re.S).group(1)
     x, y = toy_task()
     names = {"model": new_model(), "x_train": x[:30], "y_train": y[:30], "x_test": x[30:], "y_test": y[30:],
              "seed": 0, "steps": 12, "state_path": tmp_path / "state.pt", "run": {"lr": 0.1}, "inputs_version": "v1"}
-    exec(compile(README_IMPORTS + block, "README.md", "exec"), names)
+    exec(compile(README_IMPORTS + block, "docs/library.md", "exec"), names)
     frame = names["record"].frame()
     assert list(frame.columns) == ["step", "test_accuracy", "train_loss"] and frame["step"].iloc[-1] == 12
 
