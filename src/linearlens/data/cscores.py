@@ -141,8 +141,8 @@ def split_scores(prepared: dict[str, np.ndarray], settings: dict,
     """C-scores of a prepared dataset's train and test examples.
 
     ``settings["source"]``: ``published``, the scores of Jiang et al. read at each example's index in
-    the source's training split (the test split of George ch. 5 is CIFAR-10 train[40000:], trap
-    T-LVH-4), their labels checked against the dataset's; ``proxy``, the hold-out estimator run on
+    the source's training split (the test split of George ch. 5 is CIFAR-10
+    train[40000:]), their labels checked against the dataset's; ``proxy``, the hold-out estimator run on
     the train and test examples together (as the published scores were computed on the whole
     training set), with the cheap model ``settings["model"]``."""
     if settings["source"] == "published":

@@ -118,7 +118,7 @@ def kernel_ratio(train_norms: np.ndarray, test_norms: np.ndarray, test_rows=None
 class KernelNormTracker:
     """Kernel-row norms of the network at θ_{t−1} for all tracked points (the training rows
     first): the batch-restricted row of Eq. 3, (1/|B|)·‖K_t(x, x_B)‖, every ``every`` steps, and
-    the full training row ‖K_t(x, X_train)‖ / n every ``full_every`` steps (spec trap 16: both
+    the full training row ‖K_t(x, X_train)‖ / n every ``full_every`` steps (both
     are logged; the second costs n_train/|B| times more).
 
     The norms of all ``total_steps`` go into one array per variant, allocated at the start and

@@ -5,7 +5,7 @@ The operators themselves (names, layer orders, search spaces) are ``growth.opera
 Stacking is iterated growing; post-stacking grows the last b layers with block size b
 (``stack_on_top``).
 
-Growing carries the optimiser's state (spec §4.1 DEFAULT): every kept layer keeps its parameters
+Growing carries the optimiser's state (our choice: the thesis does not say): every kept layer keeps its parameters
 and Adam moments exactly, a duplicated layer starts from its source's parameters and moments, a
 random layer from zero moments. Every parameter keeps the global step count, as one optimiser
 step counter for the whole model would (optax, the authors' stack).

@@ -2,7 +2,7 @@
 the analysis can list them: an operator is (start, block size b, init); the k layers from ``start``
 are cut into blocks of b and after each block come b new layers, copies of that block
 ("duplicate") or freshly initialised ("random"). ``start`` is 0-indexed, as the thesis's search
-space {0, 2, 4, 6, 8} is (trap C5-2; Sec 5.2.1's i is 1-indexed: i = start + 1). Applying one to a
+space {0, 2, 4, 6, 8} is (Sec 5.2.1's i is 1-indexed: i = start + 1). Applying one to a
 model is ``growth.apply``."""
 
 from __future__ import annotations

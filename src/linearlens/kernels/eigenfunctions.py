@@ -3,7 +3,7 @@
 The eigenfunctions u_j(x) = λ_j^{-1/2} ⟨v_j, Φ_w(x)⟩ of the tangent kernel (eq. 6.2.3) are sampled
 on N points: the sample vector of the J-th kernel principal component is the J-th eigenvector of
 the N × N tangent Gram (eqs. B.1.23, B.1.30), with λ_J its eigenvalue. Grams come from the
-layer-wise route of ``kernels.ntk`` (no N × P Jacobian in memory, trap T-NTK-11), in float64.
+layer-wise route of ``kernels.ntk`` (no N × P Jacobian in memory), in float64.
 
 Sign convention: an eigenvector is defined up to its sign, so each is oriented to have a positive
 sum (a positive inner product with the constant function); one whose sum is numerically zero

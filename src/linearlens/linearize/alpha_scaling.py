@@ -7,10 +7,10 @@ with θ₀ the frozen initial parameters, trained with the learning rate η/α²
 ℓ(f^α): parameters move O(1/α) while the function moves O(1), so for large α the tangent kernel
 stays at its initial value. The author's code subtracts the initial output (every run starts from
 the zero function, an initial loss of exactly log C): ``keep_initial_output=False`` is that, and
-the default; eq. 5.2.4 keeps it (trap T-LVH-1).
+the default; eq. 5.2.4 keeps it.
 
-The learning-rate rule is applied once, to the optimiser's rate, whatever the optimiser (T-LVH-2:
-the author's code takes 1/α from back-propagating through the unscaled output and 1/α in the
+The learning-rate rule is applied once, to the optimiser's rate, whatever the optimiser (as in
+the author's code: takes 1/α from back-propagating through the unscaled output and 1/α in the
 rate, the same step for SGD with momentum; applying both to the autograd gradient of ℓ(f^α)
 would give η/α³).
 

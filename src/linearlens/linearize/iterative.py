@@ -1,4 +1,4 @@
-"""Iterative linearisation (Goldwaser & Ge; Algorithm 1 as corrected in the spec, §1.3).
+"""Iterative linearisation (Goldwaser & Ge, Algorithm 1).
 
 The network is trained through its first-order Taylor expansion around a base point θ_s,
 
@@ -10,11 +10,11 @@ descent with the empirical NTK at θ₀. The loss (softmax cross-entropy by defa
 linearised logits and is never linearised itself.
 
 δ is what the optimiser trains: any torch optimiser works, and its small updates accumulate in δ
-instead of being rounded away against |θ| (spec trap 22; a float64 master copy is one option
-away). A linearised forward is one forward-mode JVP through ``functional_call`` (primal f_{θ_s},
+instead of being rounded away against |θ| (a float64 master copy is one option away;
+adding a small step to a large float32 θ would lose it). A linearised forward is one forward-mode JVP through ``functional_call`` (primal f_{θ_s},
 tangent J_s δ); backpropagating the loss through the tangent gives J_sᵀ ∂L/∂logits.
 
-BatchNorm (spec §1.10): within a period the linearised model runs BatchNorm in inference form on
+BatchNorm: within a period the linearised model runs BatchNorm in inference form on
 per-channel statistics taken at θ_s from the training data (recomputed at every re-linearisation),
 so f_{θ_s} and its JVP are per-example functions and γ, β are linearised like any other
 parameter. The network itself is evaluated on statistics recomputed at θ_t the same way.

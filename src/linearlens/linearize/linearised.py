@@ -11,7 +11,7 @@ holds θ₀. One forward is one forward-mode JVP at θ₀ with tangent θ − θ
 BatchNorm: the expansion is taken of the network in inference form, on per-channel statistics
 computed at θ₀ over the training inputs (``statistics_inputs``), so f_lin is a per-example function
 and exactly affine in θ (γ and β are linearised like every other parameter). The authors' JAX model
-kept batch statistics inside its linearisation instead (spec C3-5); runs record which one they use.
+kept batch statistics inside its linearisation instead; runs record which one they use.
 The network must therefore be built with running-statistics BatchNorm layers.
 """
 

@@ -3,12 +3,12 @@ the network at step t with itself at initialisation on a fixed probe set.
 
 - sign similarity: the share of ReLU units (every ReLU call, every probe example) whose status,
   zero or positive, is the one at θ₀. A ReLU module used twice in a forward pass (torchvision's
-  BasicBlock) counts twice, at t as at θ₀ (trap T-LVH-15);
+  BasicBlock) counts twice, at t as at θ₀;
 - tangent-kernel alignment: KA(K_t, K_0) = Tr[K_t K_0] / (‖K_t‖_F ‖K_0‖_F) (eq. 5.2.5), uncentred,
   on the full (n, c, n, c) Gram of every output (the author's code);
 - representation alignment: the same KA between the n × n Grams φ(x)ᵀφ(x′) of the last
   representation, the input of the last Linear layer (the thesis's definition; the author's code
-  compares the d × d matrices φᵀφ instead, trap T-LVH-6).
+  compares the d × d matrices φᵀφ instead).
 
 The kernels are those of the network f_θ, not of f^α = α(f_θ − f_θ₀): α² scales a Gram and the
 alignment does not see scale.

@@ -17,7 +17,7 @@ and its modes follow θ̇_λ = −(w⁰_λ)² μ_λ (θ_λ − θ*_λ) = −2 μ
 
     θ_λ(t) = θ*_λ + e^{−2 μ_λ θ⁰_λ t} (θ⁰_λ − θ*_λ)
 
-The thesis prints e^{−μ_λ θ⁰_λ t} (5.4.6) and carries the missing 2 into 5.4.7 (trap T-LVH-9); with
+The thesis prints e^{−μ_λ θ⁰_λ t} (5.4.6) and carries the missing 2 into 5.4.7; with
 θ⁰ = σ/2 the rate is σ μ_λ, the "rate σμ_i" of its Example 1.
 
 Degenerate singular values (Examples 2 and 3 have n − 1 or n − 2 equal ones) leave the basis of
@@ -256,7 +256,7 @@ def example_3(n: int, q: int, eta: float, d: int, spurious_scale: float, seed: i
     """Eq. 5.4.12, spurious correlation: x_i = κ_i y_i e_1 + λ y_i e_2 + η e_{i+2} (d > n + 1), λ =
     ``spurious_scale``. e_2 is the core feature (it separates every example); e_1 is the spurious
     one, agreeing with the label on the n − q majority (κ = +1) and not on the q minority (κ = −1).
-    (The thesis calls e_2 spurious; its construction makes e_1 so, trap T-LVH-9.)"""
+    (The thesis calls e_2 spurious; its construction makes e_1 so.)"""
     if d <= n + 1:
         raise ValueError(f"Example 3 needs d > n + 1, got d = {d}, n = {n}")
     y, kappa = flipped_labels(n, q, seed)

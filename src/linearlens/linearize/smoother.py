@@ -1,5 +1,5 @@
-"""The trained network as a smoother of its training labels (Jeffares et al. 2024, Eqs. 7, 14–21;
-recipe B of the spec), and its effective parameters (Curth, Jeffares & van der Schaar 2023).
+"""The trained network as a smoother of its training labels (Jeffares et al. 2024, Eqs. 7,
+14–21), and its effective parameters (Curth, Jeffares & van der Schaar 2023).
 
 Under the telescoping approximation every prediction is affine in the training labels y:
 f̃_t(x) = s_t(x)·y + c_t(x). Each step's parameter change is affine in y too, because the loss

@@ -11,11 +11,11 @@ A linear model f(x) = ⟨w, Φ(x)⟩ is trained on the mean squared loss L(f) = 
    (6.4.10), singular vectors unchanged;
 4. a plain GD step in the linear model with the rescaled features.
 
-κ is fixed by a convention (trap T-NTK-10): ``max_residual`` (the configs' choice) takes
+κ is fixed by a convention: ``max_residual`` (the configs' choice) takes
 κ = max_j |u_jᵀ∇_f L|, so the mode the residual loads most keeps its λ and every other mode
 shrinks (ν ≥ 1: the rescaling only ever contracts): modes the residual has left stay frozen, which
 is how the thesis describes SuperNat ("freezes learning in noise directions"). ``trace_preserving``
-(the spec's default) keeps Σ_j λ_jt constant: once the signal is fitted the trace flows back into
+(the default) keeps Σ_j λ_jt constant: once the signal is fitted the trace flows back into
 the noise modes, so with P < n SuperNat ends at the least-squares solution GD reaches too (measured:
 equal final test errors within 2e-12 on every seed of the toy), unlike the thesis's Fig 6.5.
 ``literal`` is κ = 1, eq. 6.4.10 with no isotropic rescaling. With ν ≡ 1 the algorithm is plain GD.
@@ -144,7 +144,7 @@ def _recorded(history: np.ndarray, spectrum: np.ndarray, features: np.ndarray, t
 def noisy_regression_task(seed: int, d: int = 10, noise_variance: float = 0.1, n_train: int = 50,
                           n_test: int = 1000) -> dict[str, np.ndarray]:
     """Φ = [φ, φ_noise] ∈ R^{d+1}, φ ~ N(0, 1), φ_noise ~ N(0, I_d / d); y = φ + P_noise ε with
-    P_noise = φ_noise φ_noiseᵀ (n × n, as written: not an orthogonal projector, trap T-NTK-10) and
+    P_noise = φ_noise φ_noiseᵀ (n × n, as written: not an orthogonal projector) and
     ε ~ N(0, σ² I_n). Test inputs are fresh draws with noise-free targets y = φ. Train features,
     noise, and test features come from independent streams of ``seed``."""
     train_stream, noise_stream, test_stream = np.random.default_rng(seed).spawn(3)

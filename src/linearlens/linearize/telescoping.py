@@ -1,4 +1,4 @@
-"""The telescoping model (Jeffares et al. 2024, Eq. 5, recipe A of the spec) and the model
+"""The telescoping model (Jeffares et al. 2024, Eq. 5) and the model
 linearised at initialisation, tracked on evaluation points during training.
 
     f̃_T(x) = f₀(x) + Σ_t ∇f_{t−1}(x)ᵀ Δθ_t,     f^lin_t(x) = f₀(x) + ∇f₀(x)ᵀ (θ_t − θ₀)

@@ -1,6 +1,6 @@
 """ResNet-50 (He et al. 2016): torchvision's network of bottleneck blocks under its parameter names
-(conv1, bn1, layer1.0.conv1, ..., downsample.0/1, fc), with a stem for small inputs as the spec's
-default for George ch. 3 on 64x64 Tiny ImageNet: a 3x3 stride-1 first convolution and no
+(conv1, bn1, layer1.0.conv1, ..., downsample.0/1, fc), with a stem for small inputs as our
+choice for George ch. 3 on 64x64 Tiny ImageNet: a 3x3 stride-1 first convolution and no
 max-pooling (23.9 M parameters with 200 classes; torchvision's ImageNet stem is ``small_inputs=False``)."""
 
 from __future__ import annotations

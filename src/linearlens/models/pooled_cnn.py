@@ -1,4 +1,4 @@
-"""The small CNN that stands in for ResNet50 in George ch. 3 at quick scale (spec §2, Figs 3.3-3.7):
+"""The small CNN that stands in for ResNet50 in George ch. 3 at quick scale (Figs 3.3-3.7):
 two 3x3 convolutions (padding 1) with ReLUs, one 2x2 max-pooling, and a linear read-out of the
 flattened map (for 8x8 digits: 80 + 584 + 1,290 = 1,954 parameters)."""
 

@@ -141,7 +141,7 @@ IMAGENET_WIDTHS = (64, 128, 256, 512)
 class ImageNetBasicBlock(nn.Module):
     """torchvision's BasicBlock: conv1, bn1, conv2, bn2 and, where the shape changes, a
     ``downsample`` of a strided 1x1 convolution (and its BatchNorm). One ReLU module serves both
-    activations, as in torchvision, so a hook on it fires twice per block (trap T-LVH-15)."""
+    activations, as in torchvision, so a hook on it fires twice per block."""
 
     def __init__(self, channels_in: int, channels_out: int, stride: int, batch_norm: bool, conv_bias: bool):
         super().__init__()

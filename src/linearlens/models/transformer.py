@@ -6,7 +6,7 @@ residual stream), a final LayerNorm and an untied output layer.
 with bidirectional attention for masked-LM training (BERT). The blocks sit in ``model.blocks``, so
 a growth operator (``growth.apply``) can reorder, copy or add them.
 
-Weights start as BERT's do (spec §4.1 DEFAULT): every Linear and Embedding weight N(0, 0.02²),
+Weights start as BERT's do (our choice: the thesis does not say): every Linear and Embedding weight N(0, 0.02²),
 biases zero, LayerNorm γ = 1 and β = 0; a randomly initialised new layer in growing uses the same.
 Attention runs torch's fused kernel (``scaled_dot_product_attention``: no (length × length) score
 matrix is kept for the backward pass, which at BERT's 256 × 512 tokens would not fit a GPU), except

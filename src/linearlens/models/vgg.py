@@ -1,5 +1,5 @@
 """VGG networks (Simonyan & Zisserman 2015) in their CIFAR form, as the NTK-alignment code of George's
-thesis builds them (spec §9.4): 3x3 convolutions with padding 1 and ReLU, 2x2 max-pooling between
+thesis builds them: 3x3 convolutions with padding 1 and ReLU, 2x2 max-pooling between
 stages, no BatchNorm by default, one linear read-out ``Linear(8·base, classes)`` (512 → 10 at the
 standard width), kaiming-normal weights and zero biases.
 

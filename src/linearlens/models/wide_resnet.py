@@ -9,7 +9,7 @@ block's raw input as the shortcut (a projection wherever the shape changes). Eve
 own module, so that probes can hook each one (Fig 3.2's activation sparsity).
 
 BatchNorm: ``batch_statistics="always"`` normalises by the batch's statistics in training and in
-evaluation alike, as the authors' JAX BatchNorm does (spec C3-5); ``"running"`` keeps running
+evaluation alike, as the authors' JAX BatchNorm does; ``"running"`` keeps running
 averages for evaluation (PyTorch's default), which a linearisation needs for its frozen
 statistics. The two build identical parameters from the same seed."""
 

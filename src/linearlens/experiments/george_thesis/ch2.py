@@ -9,7 +9,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-# Example 4 (§2.4.1), in (μ, σ²). f^D is garbled in the thesis text (trap T-DOC-3): C's variance, the
+# Example 4 (§2.4.1), in (μ, σ²). f^D is garbled in the thesis text: C's variance, the
 # opposite mean, which d_parameter(f^C, f^D) = 1 forces.
 NARROW_VARIANCE = 1 - math.sqrt(3 / 4)
 GAUSSIANS = {"A": (0.0, 1.0), "B": (0.0, 2.0), "C": (-0.5, NARROW_VARIANCE), "D": (0.5, NARROW_VARIANCE)}

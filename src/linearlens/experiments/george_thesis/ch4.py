@@ -48,7 +48,7 @@ METHODS = ("kfac", "ekfac", "ekfac_probe")
 
 
 def empirical_fisher(model: nn.Module, x: Tensor, labels: Tensor, representation: str):
-    """The empirical Fisher (observed labels, per-example loss gradients; trap T-EK-1) of ``x``."""
+    """The empirical Fisher (observed labels, per-example loss gradients) of ``x``."""
     return fisher(model, x, labels, representation=representation, variant="empirical")
 
 

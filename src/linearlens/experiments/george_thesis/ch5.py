@@ -306,7 +306,7 @@ def cscore_task(task: dict[str, Tensor], cscores: dict[str, np.ndarray], run: di
 
 def noisy_task(task: dict[str, Tensor], run: dict) -> DifficultyTask:
     """Fig 5.2 bottom: a share ``label_noise`` of the training labels each replaced by a different
-    class (trap T-LVH-8), drawn from ``noise_seed`` (the same for every run); the groups are tracked
+    class, drawn from ``noise_seed`` (the same for every run); the groups are tracked
     clean examples, noisy ones with their wrong labels, and test examples; the mean training loss
     weighs the clean and noisy losses by their shares of the training set."""
     labels = task["y_train"].cpu().numpy()
@@ -468,8 +468,8 @@ def spurious_task(data_npz, settings: dict, device, archive=None) -> SpuriousTas
     """A prepared spurious-correlation dataset as a run's task. Training examples: the split's first
     ``n_train`` (all when null; the author's code takes the first 15,000 CelebA images). Balanced
     subsets (``balanced_cells``): the first ``balanced_per_cell`` of each (label, group) cell of
-    the training and the test split, fewer where a cell is smaller (Waterbirds' training split, trap
-    T-LVH-12; the author's code draws them from the whole split, not only the examples trained on).
+    the training and the test split, fewer where a cell is smaller (Waterbirds' training split;
+    the author's code draws them from the whole split, not only the examples trained on).
     An image index (CelebA, Waterbirds) has its images decoded once from ``archive`` through the
     family's ``preprocessing`` and kept as uint8."""
     arrays = load_prepared(data_npz)

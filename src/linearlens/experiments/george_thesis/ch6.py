@@ -173,7 +173,7 @@ def saved_grams(kernels: KernelProbe) -> dict[str, np.ndarray]:
     return arrays
 
 
-# Centring conventions of the alignment (trap T-NTK-4): over the examples for each output
+# Centring conventions of the alignment: over the examples for each output
 # (Φ(x) - E_x Φ(x), the author's code), over all n·c indices (eq. 6.3.3), or none (Fig B.6).
 CENTRINGS = ("per_output", "global", "uncentred")
 TRACE_RATIO_MARKS = (40, 80, 160)

@@ -74,7 +74,7 @@ def sample_pair(configuration: str, trial: int, m: int, sample: int, n_train: in
 # --- losses ----------------------------------------------------------------------------------------
 
 def _logistic(outputs: Tensor, labels: Tensor) -> Tensor:
-    """log(1 + exp(−y f)) with y = ±1, as binary cross-entropy of the single logit (trap C2-11)."""
+    """log(1 + exp(−y f)) with y = ±1, as binary cross-entropy of the single logit."""
     return F.binary_cross_entropy_with_logits(outputs[..., 0], labels.to(outputs.dtype), reduction="none")
 
 
@@ -145,7 +145,7 @@ def initial_model(settings: dict, trial: int, device) -> torch.nn.Module:
 
 
 def deterministic(device: torch.device) -> None:
-    """A(S) and A(S′) may differ only through z (trap C2-7): deterministic kernels on CUDA. cuBLAS
+    """A(S) and A(S′) may differ only through z: deterministic kernels on CUDA. cuBLAS
     reads its workspace setting once, when CUDA first uses it: set later, torch's own check passes
     while cuBLAS stays nondeterministic, so a process that initialised CUDA without it is refused."""
     if device.type != "cuda":
@@ -176,7 +176,7 @@ def lockstep_learner(settings: dict, model: torch.nn.Module, task: PoolTask, exa
 def evaluate_members(learner: LockstepLearner, task: PoolTask, kind: str, chunk: int) -> dict[str, Tensor]:
     """Every member (BatchNorm on its running statistics): the loss on each test point (M, n_test),
     the mean test 0-1 loss, the mean loss and 0-1 loss on its own training set, and the flat
-    vector of its trainable parameters (M, P; BatchNorm buffers excluded, trap C2-3)."""
+    vector of its trainable parameters (M, P; BatchNorm buffers excluded)."""
     test_losses, test_errors = [], []
     for start in range(0, task.n_test, chunk):
         outputs = learner.outputs(task.x_test[start:start + chunk], train=False, shared_inputs=True)
@@ -210,7 +210,7 @@ def member_rows(evaluation: dict[str, Tensor], members: list[int]) -> list[dict]
 
 def pair_row(evaluation: dict[str, Tensor], first: int, second: int, z: int) -> dict:
     """A(S) = member ``first``, A(S′) = member ``second``: β̂(S, S′) = max over the test set of the
-    loss difference (z included, trap C2-4), where it is attained, and the parameter distance."""
+    loss difference (z included), where it is attained, and the parameter distance."""
     s, s_prime = member_rows(evaluation, [first, second])
     difference = (evaluation["test_losses"][first] - evaluation["test_losses"][second]).abs()
     point = int(difference.argmax())
@@ -317,7 +317,7 @@ def interpolation_alphas(settings: dict) -> np.ndarray:
 
 
 def chosen_pairs(available: list[int], count: int, seed: int) -> list[int]:
-    """``count`` pairs drawn without replacement (trap C2-10: one fixed draw, the same pairs for the
+    """``count`` pairs drawn without replacement (one fixed draw, the same pairs for the
     train and the test rows)."""
     generator = np.random.default_rng(seed)
     return sorted(int(r) for r in generator.choice(sorted(available), size=min(count, len(available)), replace=False))
@@ -341,7 +341,7 @@ def interpolation_run(data_npz, settings: dict, configuration: str, trial: int, 
                       interpolation: dict, device: str = "auto") -> pd.DataFrame:
     """Linear mode connectivity (spec §1.1) at every kept size: for ``interpolation["pairs"]`` pairs
     drawn from those kept, the accuracy of W(α) = α·W_S + (1 − α)·W_S′ on S (train) and on the test
-    split at each α; the full state is interpolated, BatchNorm's running statistics included (trap C2-3)."""
+    split at each α; the full state is interpolated, BatchNorm's running statistics included."""
     device = choose_device(device)
     task = pool_task(data_npz, settings, device)
     kept: dict[int, dict[int, tuple]] = {}

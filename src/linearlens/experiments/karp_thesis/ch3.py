@@ -31,10 +31,11 @@ LOG = logging.getLogger(__name__)
 
 # --- Fig 3.3: the LSA toy model (Sec 3.3, Algorithm 3.1) ---
 #
-# Data (Sec 3.3, with the authors' code's conventions, spec §2.1, §2.4 and C3-2): X has k rows of d
+# Data (Sec 3.3, with the authors' code's conventions): X has k rows of d
 # dimensions; y = ±1 with probability 1/2; one row, chosen uniformly, is the signal y·w* with
 # w* = (1, …, 1)/√d; the k − 1 others are noise rows N(0, σ²I_d), σ = multiplier · log(k)/√k
-# (trap C3-1). Model: f_{w,b}(X) = Σ_i φ_b(⟨w, X_i⟩), φ_b(u) = ReLU(u + b) − ReLU(−u + b); logistic
+# (Fig 3.3's "σ = 1" is the multiplier: the authors' code's σ is log k/√k). Model:
+# f_{w,b}(X) = Σ_i φ_b(⟨w, X_i⟩), φ_b(u) = ReLU(u + b) − ReLU(−u + b); logistic
 # loss. Training (Algorithm 3.1): minibatch SGD on fresh samples every step, η_w for w and η_b for
 # b; w₀ a uniformly random direction of norm ``init_norm`` (the code's 1e-6; the theory's
 # N(0, δ²/(kd)) with δ = k^−100 is numerically unusable), b₀ = ``init_bias`` (0; the code draws

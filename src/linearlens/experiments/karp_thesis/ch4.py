@@ -12,7 +12,7 @@ output column is softmax(V p): the gradient of eq. (4.2) is (softmax(V p) − ȳ
 histogram divided by n. Its mean over N sampled sequences estimates the population gradient
 (spec §3.2, §11.4); ``uniform_attention_gradient`` computes it for all sequences at once.
 
-Vocabulary (trap C4-1): f(i) = i mod (L + 1) is a bijection of {0..L}, not of the thesis's [L] =
+Vocabulary: f(i) = i mod (L + 1) is a bijection of {0..L}, not of the thesis's [L] =
 {1..L} (π(181) = 0 at L = 200). ``zero_to_L`` (the spec's DEFAULT) takes the vocabulary {0..L}
 (V is (L + 1) × (L + 1)) and draws the inputs from {1..L}; list entries equal to 0 never occur in a
 sequence. ``zero_to_L_minus_1`` takes the tokens {0..L − 1} with f(i) = i mod L, inputs from all

@@ -365,7 +365,7 @@ class StackingState:
 def stacking_run(spec: dict, corpus: Corpus, seed: int, device="cpu", state_dir=None, version: str = "",
                  every_s: float = 1800.0) -> dict:
     """Last and adaptive stacking from the same first stage (App. C.1.3). The probe steps of the
-    chosen operator count toward its stage (trap C5-6, DEFAULT); the others' are the extra cost.
+    chosen operator count toward its stage; the others' are the extra cost.
     Resumable from ``state_dir`` (``StackingState``)."""
     depths, steps = spec["stage_layers"], spec["stage_steps"]
     state = StackingState(spec, corpus, seed, device, state_dir, version, every_s)
