@@ -54,24 +54,6 @@ GEORGE_CH6 = {
 }
 
 
-def assert_rule_names_and_paths_kept(declared, by_hand: dict, runs_folder: str) -> dict:
-    """The families generate exactly the rules written by hand, with their output paths and an
-    existing script; returns them by rule name."""
-    families = {family.rule: family for family in declared}
-    assert set(families) == set(by_hand)
-    for rule, outputs in by_hand.items():
-        patterns = list(families[rule].output_patterns().values())
-        assert patterns == [f"{runs_folder}{output}" for output in outputs], rule
-        assert (ROOT / "src" / "scripts" / families[rule].script_file).is_file()
-    return families
-
-
-def test_george_ch6_families_keep_their_rule_names_and_paths():
-    families = assert_rule_names_and_paths_kept(george.FAMILIES, GEORGE_CH6, "results/george_thesis/runs/ch6/")
-    assert families["george_thesis_ch6_run_perturbation"].state_of("seed3") == (
-        "results/george_thesis/state/ch6/perturbation/seed3.pt")
-
-
 def assert_grids_hold_the_runs_read(scale, document, families, runs_folder):
     """Each family's grid makes every file of ``runs_folder`` (or of each folder of a tuple) its
     figures and claim sets read, and no run that none reads."""
@@ -105,12 +87,6 @@ KARP_CH2 = {
 }
 
 
-def test_karp_ch2_families_keep_their_rule_names_and_paths():
-    families = assert_rule_names_and_paths_kept(karp.FAMILIES, KARP_CH2, "results/karp_thesis/runs/ch2/")
-    assert families["karp_thesis_ch2_train_kept_pairs"].state_of("1a/trial0/m100/block2") == (
-        "results/karp_thesis/state/ch2/pairs/1a/trial0/m100/block2.pt")
-
-
 @pytest.mark.parametrize("scale", ["smoke", "quick", "paper", "rehearsal"])
 def test_karp_ch2_grids_hold_the_runs_the_figures_read(scale):
     assert_grids_hold_the_runs_read(scale, "karp_thesis", karp.FAMILIES, "results/karp_thesis/runs/ch2/")
@@ -122,14 +98,6 @@ TELESCOPING = {
     "telescoping_smoother_run": ["{family}/{setting}/seed{seed}.csv"],
     "telescoping_tabular_search": ["tabular/{panel}/search_{model}.json"],
 }
-
-
-def test_telescoping_families_keep_their_rule_names_and_paths():
-    families = assert_rule_names_and_paths_kept(telescoping.FAMILIES, TELESCOPING, "results/telescoping/runs/")
-    assert families["telescoping_approximation_run"].state_of("sgd/lr0.1/seed0") == (
-        "results/telescoping/state/approximation/sgd/lr0.1/seed0.pt")
-    assert families["telescoping_smoother_run"].state_of("dd_mnist_clean/width4/seed0") == (
-        "results/telescoping/state/dd_mnist_clean/width4/seed0.pt")
 
 
 @pytest.mark.parametrize("scale", ["smoke", "quick", "paper", "rehearsal"])
@@ -157,12 +125,44 @@ ITERATIVE_LINEARISATION = {
 }
 
 
-def test_iterative_linearisation_families_keep_their_rule_names_and_paths():
-    families = assert_rule_names_and_paths_kept(il.FAMILIES, ITERATIVE_LINEARISATION,
-                                                "results/iterative_linearisation/runs/")
-    probe = families["iterative_linearisation_probe"].inputs({}, {"experiment": "augmented", "setting": "k1",
-                                                                  "seed": "0"}, {"dataset": "cifar10"})
-    assert probe["checkpoints"] == "results/iterative_linearisation/runs/augmented/k1/seed0.pt"
+def test_the_probe_family_reads_the_checkpoints_of_its_run():
+    probe = next(family for family in il.FAMILIES if family.rule == "iterative_linearisation_probe")
+    inputs = probe.inputs({}, {"experiment": "augmented", "setting": "k1", "seed": "0"}, {"dataset": "cifar10"})
+    assert inputs["checkpoints"] == "results/iterative_linearisation/runs/augmented/k1/seed0.pt"
+
+
+# Each document's converted families, the rules and files they replace, and where a run's state lies.
+KEPT = [
+    pytest.param(george.FAMILIES, GEORGE_CH6, "results/george_thesis/runs/ch6/",
+                 {"george_thesis_ch6_run_perturbation": ("seed3", "results/george_thesis/state/ch6/perturbation/seed3.pt")},
+                 id="george_ch6"),
+    pytest.param(karp.FAMILIES, KARP_CH2, "results/karp_thesis/runs/ch2/",
+                 {"karp_thesis_ch2_train_kept_pairs": ("1a/trial0/m100/block2",
+                                                       "results/karp_thesis/state/ch2/pairs/1a/trial0/m100/block2.pt")},
+                 id="karp_ch2"),
+    pytest.param(telescoping.FAMILIES, TELESCOPING, "results/telescoping/runs/",
+                 {"telescoping_approximation_run": ("sgd/lr0.1/seed0",
+                                                    "results/telescoping/state/approximation/sgd/lr0.1/seed0.pt"),
+                  "telescoping_smoother_run": ("dd_mnist_clean/width4/seed0",
+                                               "results/telescoping/state/dd_mnist_clean/width4/seed0.pt")},
+                 id="telescoping"),
+    pytest.param(il.FAMILIES, ITERATIVE_LINEARISATION, "results/iterative_linearisation/runs/", {},
+                 id="iterative_linearisation"),
+]
+
+
+@pytest.mark.parametrize("declared, by_hand, runs_folder, states", KEPT)
+def test_families_keep_the_hand_written_rule_names_and_paths(declared, by_hand, runs_folder, states):
+    """The families generate exactly the rules written by hand, with their output paths, an existing
+    script, and their state where it was."""
+    families = {family.rule: family for family in declared}
+    assert set(families) == set(by_hand)
+    for rule, outputs in by_hand.items():
+        patterns = list(families[rule].output_patterns().values())
+        assert patterns == [f"{runs_folder}{output}" for output in outputs], rule
+        assert (ROOT / "src" / "scripts" / families[rule].script_file).is_file()
+    for rule, (run_id, state) in states.items():
+        assert families[rule].state_of(run_id) == state
 
 
 @pytest.mark.parametrize("scale", ["smoke", "quick", "paper", "rehearsal"])
