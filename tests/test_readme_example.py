@@ -55,12 +55,18 @@ def test_the_readme_names_at_most_four_places_and_its_example_builds(tmp_path):
              "from linearlens.manifests.jobs import ClaimsJob\n"
              "runs = sorted(glob.glob('results/telescoping/runs/half_batch/*/*/*.csv'))\n"
              "[check] = half_batch_claims(ClaimsJob({'half_batch': runs}, None))\n"
-             "print(check.claim_id, check.figure, isinstance(check.passed, bool), check.measured)\n")
+             "print(check.claim_id, check.figure, isinstance(check.passed, bool), check.measured)\n"
+             # a counter-example: f̃ right on half the test set where the network is right on all of it
+             "open('apart.csv', 'w').write('step,setting,lr,seed,accuracy_network,accuracy_telescoping\\n'\n"
+             "                             '0,sgd,0.1,0,0.5,0.5\\n12,sgd,0.1,0,1.0,0.5\\n')\n"
+             "[apart] = half_batch_claims(ClaimsJob({'half_batch': ['apart.csv']}, None))\n"
+             "print(apart.passed, apart.measured)\n")
     checked = subprocess.run([sys.executable, "-c", claim], cwd=workdir, capture_output=True, text=True,
                              env={"PYTHONPATH": str(workdir / "src")})
     assert checked.returncode == 0, checked.stderr
-    claim_id, figure_id, verdict, measured = checked.stdout.split()
+    claim_id, figure_id, verdict, measured, apart_passed, apart_measured = checked.stdout.split()
     assert (claim_id, figure_id, verdict) == ("X1", "fig_15", "True") and 0 <= float(measured) <= 1
+    assert (apart_passed, float(apart_measured)) == ("False", 0.5)  # the check can fail
 
     # The claims rule now runs the new claim set too (its params and code changed); the finished runs
     # do not rerun.
