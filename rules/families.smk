@@ -50,7 +50,7 @@ def family_params(family: RunFamily, group, grid):
         params["device"] = config["device"]
     if family.resumable:
         # not an output: the state survives a killed job, and the next attempt resumes it
-        params["state"] = lambda wildcards: family.state_of(family.id_of(dict(wildcards.items())))
+        params["state"] = lambda wildcards: family.job_state(dict(wildcards.items()))
     return params
 
 

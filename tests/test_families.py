@@ -36,6 +36,18 @@ def test_a_family_may_write_into_another_folder_and_read_its_whole_chapter():
     assert family.config_group({"ch1": {"sweep": 1}}) is None and family.config_group({}) is None
 
 
+def test_a_job_is_given_its_run_state_file_or_the_folder_its_script_keeps_its_states_in():
+    per_run = RunFamily("doc", "ch1", "grow", lambda group: {}, "{setting}/seed{seed}", {"run": ".npz"},
+                        resumable=True)
+    assert per_run.job_state({"setting": "bert", "seed": "0"}) == "results/doc/state/ch1/grow/bert/seed0.pt"
+    folder = RunFamily("doc", "ch1", "grow", lambda group: {}, "{setting}/seed{seed}", {"run": ".npz"},
+                       resumable=True, state_folder="growth/{setting}")
+    assert folder.job_state({"setting": "bert", "seed": "0"}) == "results/doc/state/ch1/growth/bert"
+    chapter = RunFamily("doc", "ch1", "grow", lambda group: {}, "{setting}", {"run": ".npz"}, resumable=True,
+                        state_folder="")
+    assert chapter.job_state({"setting": "bert"}) == "results/doc/state/ch1"
+
+
 # Chapter 6's rules and files as they were written by hand, before the families generated them.
 GEORGE_CH6 = {
     "george_thesis_ch6_run_alignment": ["alignment/{family}/{setting}/seed{seed}.csv",
@@ -87,9 +99,34 @@ KARP_CH2 = {
 }
 
 
+def karp_families(chapter: str) -> list[RunFamily]:
+    return [family for family in karp.FAMILIES if family.chapter == chapter]
+
+
 @pytest.mark.parametrize("scale", ["smoke", "quick", "paper", "rehearsal"])
 def test_karp_ch2_grids_hold_the_runs_the_figures_read(scale):
-    assert_grids_hold_the_runs_read(scale, "karp_thesis", karp.FAMILIES, "results/karp_thesis/runs/ch2/")
+    assert_grids_hold_the_runs_read(scale, "karp_thesis", karp_families("ch2"), "results/karp_thesis/runs/ch2/")
+
+
+# Chapter 3's rules and files as they were written by hand, before the families generated them.
+KARP_CH3 = {
+    "karp_thesis_ch3_run_toy": ["toy/seed{seed}.csv"],
+    "karp_thesis_ch3_run_images": ["{model}/{job}.csv"],
+    "karp_thesis_ch3_run_sparsity": ["sparsity.csv"],
+}
+
+
+def test_karp_ch3_data_jobs_keep_their_states_in_the_chapter_state_folder():
+    families = {family.rule: family for family in karp_families("ch3")}
+    # a data job's variants each keep their state, under the chapter's state folder
+    assert families["karp_thesis_ch3_run_images"].job_state({"model": "network", "job": "cifar2_gaussian"}) == (
+        "results/karp_thesis/state/ch3")
+    assert families["karp_thesis_ch3_run_sparsity"].job_state({}) == "results/karp_thesis/state/ch3/sparsity.pt"
+
+
+@pytest.mark.parametrize("scale", ["smoke", "quick", "paper", "rehearsal"])
+def test_karp_ch3_grids_hold_the_runs_the_figures_read(scale):
+    assert_grids_hold_the_runs_read(scale, "karp_thesis", karp_families("ch3"), "results/karp_thesis/runs/ch3/")
 
 
 # The telescoping rules and files converted so far, as they were written by hand.
@@ -136,10 +173,11 @@ KEPT = [
     pytest.param(george.FAMILIES, GEORGE_CH6, "results/george_thesis/runs/ch6/",
                  {"george_thesis_ch6_run_perturbation": ("seed3", "results/george_thesis/state/ch6/perturbation/seed3.pt")},
                  id="george_ch6"),
-    pytest.param(karp.FAMILIES, KARP_CH2, "results/karp_thesis/runs/ch2/",
+    pytest.param(karp_families("ch2"), KARP_CH2, "results/karp_thesis/runs/ch2/",
                  {"karp_thesis_ch2_train_kept_pairs": ("1a/trial0/m100/block2",
                                                        "results/karp_thesis/state/ch2/pairs/1a/trial0/m100/block2.pt")},
                  id="karp_ch2"),
+    pytest.param(karp_families("ch3"), KARP_CH3, "results/karp_thesis/runs/ch3/", {}, id="karp_ch3"),
     pytest.param(telescoping.FAMILIES, TELESCOPING, "results/telescoping/runs/",
                  {"telescoping_approximation_run": ("sgd/lr0.1/seed0",
                                                     "results/telescoping/state/approximation/sgd/lr0.1/seed0.pt"),

@@ -20,7 +20,6 @@ from linearlens.analysis.karp_thesis.ch3 import (
     linear_ceiling,
     noise_std,
     toy_linear_ceiling,
-    toy_run_path,
     trend,
 )
 from linearlens.claims.karp_thesis.ch3 import ToyThresholds, local_signal_claims, toy_claims
@@ -359,10 +358,11 @@ def test_manifest_builds_fig_3_3_and_its_claims_from_the_quick_config():
     document = load_scale("quick")["karp_thesis"]
     entry = next(entry for entry in ENTRIES if entry.id == "fig_3_3")
     assert entry.status == BUILT and entry.configured(document)
-    assert entry.inputs(document) == {"runs": [toy_run_path(document["ch3"]["toy"])]}
+    run = f"results/karp_thesis/runs/ch3/toy/seed{document['ch3']['toy']['seed']}.csv"
+    assert entry.inputs(document) == {"runs": [run]}
     assert entry.params(document) == document["ch3"]["toy"]
     claims = next(s for s in CLAIM_SETS if s.function.endswith(":local_signal_claims"))
-    assert claims.configured(document) and claims.inputs(document)["toy"] == [toy_run_path(document["ch3"]["toy"])]
+    assert claims.configured(document) and claims.inputs(document)["toy"] == [run]
     params = claims.params(document)
     thresholds = document["claim_thresholds"]
     assert params["thresholds"] == {"toy": thresholds["toy"], "local_signal": thresholds["local_signal"]}

@@ -75,6 +75,10 @@ class RunFamily:
     device: bool = False  # computes on the configured device: a `device` param, and a GPU under CUDA
     budget: str = ""  # what a cluster job asks for: a name in linearlens.cluster.BUDGETS; "" the profile's default
     resumable: bool = False  # keeps training state (``state_of``) that a retried job resumes
+    # A resumable job whose script names its own state files (several runs or stages to a job): the
+    # folder it keeps them in, a pattern over its wildcards under the chapter's state folder
+    # ("growth/{setting}"; "": that folder itself). None: one file per run (``state_of``).
+    state_folder: str | None = None
     builds_models: bool = True  # its spec names zoo models the job builds: their modules are code inputs
     threads: str = "train"  # the kind in the config's `threads:` its job takes; "" for one thread
     environment: str = "torch"  # envs/<environment>.yaml
@@ -119,6 +123,12 @@ class RunFamily:
     def state_of(self, run_id: str) -> str:
         """Where run ``run_id`` keeps its training state while it trains."""
         return f"{paths.state(self.document, self.chapter, self._folder, run_id)}.pt"
+
+    def job_state(self, wildcards: dict) -> str:
+        """The `state` param of the job the wildcards name: its run's state file, or its state folder."""
+        if self.state_folder is None:
+            return self.state_of(self.id_of(wildcards))
+        return paths.state(self.document, self.chapter, self.state_folder.format(**wildcards))
 
     def id_of(self, wildcards: dict) -> str:
         return self.run_id.format(**wildcards)

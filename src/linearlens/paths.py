@@ -5,6 +5,7 @@ results/
   <document>/runs/[<chapter>/]<family>/…   the runs' records, one file (or a few) per run
   <document>/state/[<chapter>/]<family>/…  a run's resumable training state: not an output, so it
                                            survives a killed job and the next attempt resumes it
+  <document>/data/<chapter>/…              data a chapter makes for its runs (Karp ch. 3's noisy images)
   <document>/figures/<id>.png (.pdf, .json sidecar), <document>/tables/<id>.csv
   <document>/claims.json                  the document's checked claims
   kernels/<extraction>/<file>             kernel extractions
@@ -49,6 +50,12 @@ def runs(document: str, *parts: str) -> str:
 def state(document: str, *parts: str) -> str:
     """Where a run keeps its resumable training state, mirroring ``runs``."""
     return _join(RESULTS, document, "state", *parts)
+
+
+def chapter_data(document: str, chapter: str, name: str) -> str:
+    """Data a chapter makes from the prepared datasets for its runs to read: chapter_data(
+    "karp_thesis", "ch3", "cifar2_gaussian.npz")."""
+    return _join(RESULTS, document, "data", chapter, name)
 
 
 def figure(document: str, entry_id: str) -> str:

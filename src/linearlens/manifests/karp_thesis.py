@@ -2,24 +2,22 @@
 appendices A-C, in the thesis's own numbering. Appendix A belongs to chapter 2, B to chapter 3 and
 C to chapter 5; chapters 1 and 6 have none."""
 
+from .. import paths
 from ..analysis.karp_thesis.ch2 import configurations, kept_sizes, sweep_settings
-from ..analysis.karp_thesis.ch3 import (
-    EXAMPLES_PATH,
-    SPARSITY_RUN,
-    example_datasets,
-    image_datasets,
-    image_run_paths,
-    sparsity_settings,
-    toy_run_path,
-)
+from ..analysis.karp_thesis.ch3 import example_datasets, image_datasets, sparsity_settings
 from ..analysis.karp_thesis.ch4 import ONE_STEP_PATH
 from ..analysis.karp_thesis.ch5 import growth_run_paths, stacking_run_paths
 from .entries import BUILT, ILLUSTRATIVE, NOT_BUILT, ClaimSet, Entry
 from .karp_thesis_runs import (  # noqa: F401 (FAMILIES: rules/families.smk generates their rules)
+    EXAMPLES_PATH,
     FAMILIES,
+    RUN_SPARSITY,
+    RUN_TOY,
+    image_run_paths,
     interpolation_path,
     pair_rows_paths,
     sweep_inputs,
+    toy_grid,
 )
 
 TITLE = "Stefani Karp (PhD thesis, 2024): Adapting to structure and using structure to adapt"
@@ -53,7 +51,7 @@ def _has(*names: str):
 
 def _provenance(spec: dict, names) -> list[str]:
     datasets = dict.fromkeys(configurations(spec)[name]["dataset"] for name in names)
-    return [f"results/data/{dataset}.json" for dataset in datasets]
+    return [paths.provenance(dataset) for dataset in datasets]
 
 
 def _pair_inputs(names, trials_of=lambda settings: settings["trials"]):
@@ -151,7 +149,7 @@ def _toy_spec(config: dict) -> dict | None:
 
 
 def _toy_inputs(config: dict) -> dict[str, list[str]]:
-    return {"runs": [toy_run_path(_toy_spec(config))]}
+    return {"runs": RUN_TOY.outputs_of("rows", toy_grid(_toy_spec(config)))}
 
 
 # --- Figs 3.2, 3.4, 3.5, Tables 3.1, B.1: the network against its linearisation on noisy images ---
@@ -161,11 +159,11 @@ def _images_configured(config: dict) -> bool:
 
 
 def _image_datasets(config: dict) -> list[str]:
-    return [f"results/data/{name}.json" for name in image_datasets(ch3_spec(config)["images"])]
+    return [paths.provenance(name) for name in image_datasets(ch3_spec(config)["images"])]
 
 
 def _image_runs(config: dict) -> dict[str, list[str]]:
-    return {"runs": image_run_paths(ch3_spec(config)["images"]), "provenance": _image_datasets(config)}
+    return {"runs": image_run_paths(ch3_spec(config)), "provenance": _image_datasets(config)}
 
 
 def _image_params(config: dict) -> dict:
@@ -180,21 +178,22 @@ def ch3_image_entry(entry_id: str, title: str, section: str, plot: str) -> Entry
 
 
 def _sparsity_inputs(config: dict) -> dict[str, list[str]]:
-    return {"runs": [SPARSITY_RUN], "provenance": [f"results/data/{ch3_spec(config)['sparsity']['dataset']}.json"]}
+    return {"runs": [RUN_SPARSITY.output("rows", "sparsity")],
+            "provenance": [paths.provenance(ch3_spec(config)["sparsity"]["dataset"])]}
 
 
 def _examples_inputs(config: dict) -> dict[str, list[str]]:
     images = ch3_spec(config)["images"]
     return {"examples": [EXAMPLES_PATH],
-            "provenance": [f"results/data/{name}.json" for name in example_datasets(images)]}
+            "provenance": [paths.provenance(name) for name in example_datasets(images)]}
 
 
 CH3_CLAIMS = ClaimSet(
     f"{CLAIMS_CH3}:local_signal_claims",
     lambda config: {name: files for name, files in (
         ("toy", _toy_inputs(config)["runs"] if _toy_spec(config) else []),
-        ("runs", image_run_paths(ch3_spec(config)["images"]) if _images_configured(config) else []),
-        ("sparsity", [SPARSITY_RUN] if ch3_spec(config).get("sparsity") else []),
+        ("runs", image_run_paths(ch3_spec(config)) if _images_configured(config) else []),
+        ("sparsity", _sparsity_inputs(config)["runs"] if ch3_spec(config).get("sparsity") else []),
     ) if files},
     params=lambda config: {"thresholds": {name: config["claim_thresholds"][name] for name in ("toy", "local_signal")},
                            "spec": ch3_spec(config),

@@ -17,6 +17,7 @@ from ..analysis.karp_thesis.ch2 import (
     sweep_sizes_trained,
     training_settings,
 )
+from ..analysis.karp_thesis.ch3 import IMAGE_MODELS, image_jobs, job_training, sparsity_settings
 from ..families import CHAPTER, RunFamily
 
 DOCUMENT = "karp_thesis"
@@ -132,4 +133,61 @@ INTERPOLATE = RunFamily(
     configured=lambda chapter_config: bool(chapter_config.get("interpolation") and interpolated(chapter_config)),
     inputs=kept_states, params=spec_params, device=True, budget="kernels")
 
-FAMILIES = [TRAIN_PAIRS, TRAIN_KEPT_PAIRS, TRAIN_SWEEP, INTERPOLATE]
+
+
+# --- Chapter 3 and appendix B -------------------------------------------------------------------
+
+def toy_grid(toy: dict) -> dict[str, dict]:
+    """Fig 3.3's one run of the LSA toy model, named by its seed."""
+    return {f"seed{toy['seed']}": toy}
+
+
+def image_grid(chapter_config: dict) -> dict[str, dict]:
+    """One job per model and data job: the model trained on each of the job's variants."""
+    return {f"{model}/{job}": {"training": job_training(chapter_config, model, job)}
+            for model in IMAGE_MODELS for job in image_jobs(chapter_config["images"])}
+
+
+def sparsity_grid(chapter_config: dict) -> dict[str, dict]:
+    return {"sparsity": {"settings": sparsity_settings(chapter_config)}}
+
+
+def image_data_path(job: str) -> str:
+    """A data job's noisy-image variants, made once and read by both models' runs."""
+    return paths.chapter_data(DOCUMENT, "ch3", f"{job}.npz")
+
+
+EXAMPLES_PATH = paths.chapter_data(DOCUMENT, "ch3", "examples.npz")  # Fig 3.5's example images
+
+
+def image_data(chapter_config: dict, wildcards: dict, spec: dict) -> dict[str, str]:
+    return {"data": image_data_path(wildcards["job"])}
+
+
+def sparsity_data(chapter_config: dict, wildcards: dict, spec: dict) -> dict[str, str]:
+    return {"data": paths.prepared(chapter_config["sparsity"]["dataset"])}
+
+
+def image_run_paths(chapter_config: dict) -> list[str]:
+    """Every noisy-image run's rows, by model and then by data job."""
+    return RUN_IMAGES.outputs_of("rows", image_grid(chapter_config))
+
+
+# Fig 3.3: the LSA model trained by SGD on fresh synthetic samples, drawn inside the run from its
+# seed; a few seconds at quick scale, about a minute at the thesis's 10,000 steps (one CPU core).
+RUN_TOY = RunFamily(
+    DOCUMENT, "ch3", "toy", toy_grid, "seed{seed}", {"rows": ".csv"}, configured=bool, builds_models=False,
+    threads="")
+# Figs 3.4, 3.5, Tables 3.1, B.1: the network (WRN) or its linearisation at θ₀ trained on each
+# variant of one data job; the job keeps each variant's state in the chapter's state folder.
+RUN_IMAGES = RunFamily(
+    DOCUMENT, "ch3", "images", image_grid, "{model}/{job}", {"rows": ".csv"}, group=CHAPTER,
+    configured=lambda chapter_config: bool(chapter_config.get("images")), inputs=image_data,
+    params=spec_params, device=True, budget="long_training", resumable=True, state_folder="", own_folder=False)
+# Fig 3.2: the active fraction of the network's ReLU layers over training.
+RUN_SPARSITY = RunFamily(
+    DOCUMENT, "ch3", "sparsity", sparsity_grid, "sparsity", {"rows": ".csv"}, group=CHAPTER,
+    configured=lambda chapter_config: bool(chapter_config.get("sparsity")), inputs=sparsity_data,
+    params=spec_params, device=True, budget="long_training", resumable=True, own_folder=False)
+
+FAMILIES = [TRAIN_PAIRS, TRAIN_KEPT_PAIRS, TRAIN_SWEEP, INTERPOLATE, RUN_TOY, RUN_IMAGES, RUN_SPARSITY]

@@ -1,7 +1,8 @@
-"""Chapter 3 and Appendix B, local signal adaptivity (a CNN against its tangent kernel): where the
-runs live, what each job makes or trains, and the summaries behind Figs 3.2-3.5 and Tables 3.1,
-B.1 (torch-free, shared by the figures and the claims; Fig 3.1 is photographs, listed only): the
-LSA toy model of Fig 3.3, then the noisy-image experiments of the others."""
+"""Chapter 3 and Appendix B, local signal adaptivity (a CNN against its tangent kernel): what each
+job makes or trains, and the summaries behind Figs 3.2-3.5 and Tables 3.1, B.1 (torch-free, shared
+by the figures and the claims; Fig 3.1 is photographs, listed only): the LSA toy model of Fig 3.3,
+then the noisy-image experiments of the others. Where the runs live: the chapter's run families
+(``manifests.karp_thesis_runs``)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,6 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-RUNS = "results/karp_thesis/runs/ch3"
-
 # --- Fig 3.3: the LSA toy model (Sec 3.3, Algorithm 3.1) ---
 #
 # One run trains f_{w,b}(X) = Σ_i φ_b(⟨w, X_i⟩) by SGD on fresh samples and writes one CSV row per
@@ -20,7 +19,6 @@ RUNS = "results/karp_thesis/runs/ch3"
 # (a literal σ = 1 is a different, much harder problem): the noise rows' standard deviation is
 # multiplier · log(k)/√k (natural log), 0.2184 at k = 1000.
 
-TOY_RUNS = f"{RUNS}/toy"
 # step: SGD steps taken; w_dot_wstar: w·w*; w_perp_norm: ‖w − (w·w*)w*‖; ratio: |b|/(w·w*);
 # test_accuracy: mean(y·f ≥ 0) and test_loss: mean log(1 + e^{−y f}) on fresh test samples;
 # train_loss: the loss of the last training batch (NaN at step 0); b_peak: the largest b of steps
@@ -34,11 +32,6 @@ TOY_THESIS = {"k": 1000, "d": 10, "noise_multiplier": 1.0, "lr_w": 0.1, "lr_b": 
               "steps": 10_000, "eval_every": 100, "test_samples": 5000}
 # The signal row replaces one of the k rows (the authors' code; the thesis has k + 1 rows).
 TOY_SIGNAL_ROWS = 1
-
-
-def toy_run_path(spec: dict) -> str:
-    """The run's per-evaluation rows: one file per seed."""
-    return f"{TOY_RUNS}/seed{spec['seed']}.csv"
 
 
 def noise_std(k: int, multiplier: float) -> float:
@@ -104,13 +97,8 @@ def toy_settings_text(spec: dict) -> str:
 # setting at its own placement and size over its levels; Table B.1 runs one setting over every
 # placement and size at its levels; the runs they share are made and trained once.
 
-IMAGE_DATA = "results/karp_thesis/data/ch3"
-IMAGE_RUNS = RUNS
-IMAGE_STATE = "results/karp_thesis/state/ch3"
 IMAGE_MODELS = ("network", "linearisation")  # the WRN and its linearisation at θ₀ (the thesis's "NTK")
 MODEL_LABELS = {"network": "WRN", "linearisation": "NTK"}
-SPARSITY_RUN = f"{IMAGE_RUNS}/sparsity.csv"
-EXAMPLES_PATH = f"{IMAGE_DATA}/examples.npz"
 
 # Table 3.1 (retained accuracy, %) and Table B.1 (test accuracy, %), as the thesis prints them.
 THESIS_RETAINED = {
@@ -136,7 +124,7 @@ THESIS_B1 = {  # (size, model): accuracies by placement, at σ = 0, 0.5, 1, 2
 }
 
 
-# --- the design: variants, jobs, files ----------------------------------------------------------
+# --- the design: variants and jobs -------------------------------------------------------------
 
 def variant_name(setting: str, placement: str, size: str, level: float) -> str:
     return f"{setting}/{placement}-{size}/s{float(level):g}"
@@ -169,18 +157,6 @@ def image_jobs(images: dict) -> dict[str, list[dict]]:
     for variant in image_variants(images):
         jobs.setdefault(job_of(variant, images["one_job_per"]), []).append(variant)
     return jobs
-
-
-def image_data_path(job: str) -> str:
-    return f"{IMAGE_DATA}/{job}.npz"
-
-
-def image_run_path(model: str, job: str) -> str:
-    return f"{IMAGE_RUNS}/{model}/{job}.csv"
-
-
-def image_run_paths(images: dict) -> list[str]:
-    return [image_run_path(model, job) for model in IMAGE_MODELS for job in image_jobs(images)]
 
 
 def array_key(variant_name: str, array: str) -> str:
