@@ -1,7 +1,9 @@
 """A job's code inputs (the import closure of its script, read from the source) against what Python
 really imports when it runs the script's imports, and parameters in a canonical form."""
 
+import json
 import pickle
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -99,3 +101,45 @@ def test_the_job_wrapper_makes_no_reader_or_device_helper_every_jobs_code():
     editing a downloader or the GPU lock would rerun every figure. It imports only the errors."""
     closure = {path.relative_to(SRC).as_posix() for path in module_closure("linearlens.workflow")}
     assert closure == {"linearlens/__init__.py", "linearlens/errors.py", "linearlens/workflow.py"}
+
+
+MANIFEST_RULE = re.compile(r"_plot_|_draw_|_claims$|^report$")  # they read runs; they build no model
+
+
+def models_missing_from_code_inputs(job: dict) -> dict[str, list[str]]:
+    """{model: its module files} for each zoo model a job's params name whose module is not among its
+    inputs, so that editing the model's module would not rerun the job that builds it."""
+    missing = {}
+    for name in sorted(named_models(job["params"])):
+        files = {str(path.relative_to(SRC.parent)) for path in module_closure(model_module(name))}
+        if files - set(job["input"]):
+            missing[name] = sorted(files - set(job["input"]))
+    return missing
+
+
+def test_a_job_missing_a_model_module_is_found():
+    job = {"rule": "r", "params": {"spec": {"model": {"name": "vgg"}}},
+           "input": [str(path.relative_to(SRC.parent)) for path in module_closure("linearlens.models.zoo")]}
+    assert models_missing_from_code_inputs(job) == {"vgg": ["src/linearlens/models/vgg.py"]}
+    job["input"].append("src/linearlens/models/vgg.py")
+    assert models_missing_from_code_inputs(job) == {}
+
+
+@pytest.mark.workflow
+@pytest.mark.parametrize("configfile, targets", [
+    ("config/smoke.yaml", ["all", "benchmarks"]),
+    ("config/paper.yaml", ["paper_telescoping", "paper_iterative_linearisation", "paper_george_thesis",
+                           "paper_karp_thesis", "benchmarks"]),
+], ids=["smoke", "paper"])
+def test_every_job_that_builds_a_model_reruns_when_its_module_changes(tmp_path, configfile, targets):
+    """A run names its models in its params; the zoo builds them from their modules, which the source
+    scan of its script cannot see: each must be one of the job's code inputs."""
+    planned = tmp_path / "jobs.jsonl"
+    subprocess.run([sys.executable, str(Path(__file__).with_name("planned_jobs.py")), str(planned), *targets,
+                    "-n", "--forceall", "--cores", "1", "--configfile", configfile],
+                   cwd=SRC.parent, capture_output=True, text=True, check=True)
+    jobs = [json.loads(line) for line in planned.read_text().splitlines()]
+    assert len(jobs) > 100
+    missing = {job["rule"]: found for job in jobs
+               if not MANIFEST_RULE.search(job["rule"]) and (found := models_missing_from_code_inputs(job))}
+    assert missing == {}

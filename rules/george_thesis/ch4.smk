@@ -59,7 +59,7 @@ if CH4_TRAINING_GROUPS:
     rule george_thesis_ch4_run_search:
         input:
             data=lambda w: paths.prepared(CH4_TRAINING_GROUPS[w.group]["dataset"]),
-            code=lambda w: script_code("george_thesis_ch4_run_search.py", CH4_TRAINING_GROUPS[w.group]["model"]),
+            code=lambda w: script_code("george_thesis_ch4_run_search.py", {"model": CH4_TRAINING_GROUPS[w.group]["model"]}),
         output:
             search_path("{group}", "{job}"),
         params:
@@ -91,7 +91,7 @@ if CH4_FREQUENCY_GROUPS:
         input:
             data=lambda w: paths.prepared(CH4_FREQUENCY_GROUPS[w.group]["dataset"]),
             search=lambda w: search_paths(CH4_FREQUENCY_GROUPS[w.group], w.group, w.optimiser),
-            code=lambda w: script_code("george_thesis_ch4_run_frequency.py", CH4_FREQUENCY_GROUPS[w.group]["model"]),
+            code=lambda w: script_code("george_thesis_ch4_run_frequency.py", {"model": CH4_FREQUENCY_GROUPS[w.group]["model"]}),
         output:
             frequency_path("{group}", "{optimiser}", "{freq}"),
         params:
@@ -124,7 +124,7 @@ if CH4_SPECTRUM_GROUPS:
             data=lambda w: paths.prepared(CH4_SPECTRUM_GROUPS[w.group]["dataset"]),
             search=lambda w: search_paths(CH4_SPECTRUM_GROUPS[w.group], w.group,
                                           CH4_SPECTRUM_GROUPS[w.group]["spectrum"]["optimiser"]),
-            code=lambda w: script_code("george_thesis_ch4_run_spectrum.py", CH4_SPECTRUM_GROUPS[w.group]["model"]),
+            code=lambda w: script_code("george_thesis_ch4_run_spectrum.py", {"model": CH4_SPECTRUM_GROUPS[w.group]["model"]}),
         output:
             spectrum_path("{group}"),
         params:

@@ -132,7 +132,7 @@ if DIFFICULTY:
     rule george_thesis_ch5_init_difficulty:
         # θ₀ of an architecture and seed, read by every α of that seed (the generic init script)
         input:
-            code=lambda w: script_code("init_model.py", DIFFICULTY["architectures"][w.architecture]["model"]),
+            code=lambda w: script_code("init_model.py", DIFFICULTY["architectures"][w.architecture]),
         output:
             f"{DIFFICULTY_RUNS}/init/{{architecture}}_seed{{seed}}.pt",
         params:
@@ -159,7 +159,7 @@ if DIFFICULTY:
             data=paths.prepared(DIFFICULTY["dataset"]),
             init=lambda w: init_path(w.architecture, int(w.seed)),
             code=lambda w: script_code("george_thesis_ch5_run_difficulty.py",
-                                       DIFFICULTY["architectures"][w.architecture]["model"]),
+                                       DIFFICULTY["architectures"][w.architecture]),
         output:
             log_points=f"{DIFFICULTY_RUNS}/{{experiment}}/{{architecture}}/{{setting}}/seed{{seed}}.csv",
             summary=f"{DIFFICULTY_RUNS}/{{experiment}}/{{architecture}}/{{setting}}/seed{{seed}}.json",

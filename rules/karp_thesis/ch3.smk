@@ -65,7 +65,7 @@ if KARP_CH3.get("images"):
     rule benchmark_local_signal:
         # one epoch of the WRN and of its linearisation at each size, and the chapter's cost from them
         input:
-            code=script_code("benchmark_local_signal.py", KARP_CH3["model"]),
+            code=script_code("benchmark_local_signal.py", KARP_CH3),
         output:
             paths.benchmark("local_signal"),
         params:
