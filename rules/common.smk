@@ -18,10 +18,9 @@ sys.path.insert(0, str(SRC))
 from linearlens import paths
 from linearlens.canonical import canonical
 from linearlens.cluster import budget_resources
-from linearlens.code_inputs import import_closure, module_closure
+from linearlens.code_inputs import function_code, module_code, script_code
 from linearlens.config import scale_files, validate_config, workflow_config
 from linearlens.families import DOCUMENTS
-from linearlens.models.names import model_module, named_models
 from linearlens.data.registry import OPENML_MARKER, RAW_DIR, SOURCES, get_source, raw_paths
 from linearlens.train.heap import HEAP_ENVIRONMENT
 from linearlens.scheduling import event_driven_scheduling
@@ -90,31 +89,10 @@ wildcard_constraints:
     dataset_id=alternatives(OPENML_IDS),
 
 
-def script_code(script, *specs):
-    """A job's code inputs: the library files its script imports, directly or not (read from the
-    source), and the modules of the zoo models its specs name (the zoo imports those by name at
-    run time). Editing one of them reruns the job; adding or editing any other module does not."""
-    files = set(import_closure(SRC / "scripts" / script))
-    for name in sorted(named_models(list(specs))):
-        files.update(module_closure(model_module(name)))
-    return sorted(os.path.relpath(path) for path in files)
-
-
 def source_code(source):
     """Code inputs of a dataset's preparation: the script's closure and its source's reader."""
-    files = set(import_closure(SRC / "scripts" / "prepare_dataset.py"))
     reader = get_source(source).reader_module
-    files.update(module_closure(reader) if reader else [])
-    return sorted(os.path.relpath(path) for path in files)
-
-
-def function_code(script, *functions):
-    """Code inputs of a generated rule: its script's import closure and that of each module named
-    by a "module:function" its manifest entry gives."""
-    files = set(import_closure(SRC / "scripts" / script))
-    for function in functions:
-        files.update(module_closure(function.split(":")[0]))
-    return sorted(os.path.relpath(path) for path in files)
+    return sorted({*script_code("prepare_dataset.py"), *(module_code(reader) if reader else [])})
 
 
 def raw_inputs(name):
@@ -225,50 +203,11 @@ IL_RUNS = {(experiment, setting): run for experiment, spec in IL_EXPERIMENTS.ite
            for setting, run in experiment_runs(spec).items()}
 
 
-# --- the manifests: what rules/manifests.smk generates -------------------------------------------
+# --- the manifests: what rules/manifests.smk generates (linearlens.manifests.generated) ------------
 
-from linearlens.manifests.entries import BUILT
+from linearlens.manifests import generated
 
 
 def built_entries(document):
     """The entries of a document this configuration builds."""
-    document_config = config.get(document, {})
-    return [entry for entry in MANIFESTS[document].ENTRIES
-            if entry.status == BUILT and entry.plot and entry.configured(document_config)]
-
-
-def entry_rule_name(document, entry):
-    """<document>_<chapter>_<verb>_<figure> for the theses (the chapter from the plot module), and
-    <document>_<verb>_<figure> for the papers; the verb is draw (no data) or plot."""
-    plot_module = entry.plot.split(":")[0].rsplit(".", 1)[-1]
-    chapter = [plot_module] if re.fullmatch(r"ch\d+", plot_module) else []
-    return "_".join([document, *chapter, "plot" if entry.inputs else "draw", entry.id])
-
-
-def configured_claim_sets(document):
-    document_config = config.get(document, {})
-    return [claim_set for claim_set in getattr(MANIFESTS[document], "CLAIM_SETS", [])
-            if claim_set.configured(document_config)]
-
-
-def claim_set_files(document):
-    """{(set, input name): (input key, files)} of the document's configured claim sets. The files
-    are the claims job's inputs, named by position (set<i>_<j>), and never its params; so which
-    files, not the order the config lists them in, decides whether the claims rerun."""
-    document_config = config.get(document, {})
-    return {(i, name): (f"set{i}_{j}", paths) for i, claim_set in enumerate(configured_claim_sets(document))
-            for j, (name, paths) in enumerate(claim_set.inputs(document_config).items())}
-
-
-def claim_set_params(document):
-    """Each configured claim set's function, params and {input name: input key}."""
-    document_config, files = config.get(document, {}), claim_set_files(document)
-    return [{"function": claim_set.function, "params": claim_set.params(document_config),
-             "inputs": {name: key for (i_set, name), (key, _) in files.items() if i_set == i}}
-            for i, claim_set in enumerate(configured_claim_sets(document))]
-
-
-def claims_environment(document):
-    """torch when any claim set needs it, else the lighter report environment."""
-    environments = {claim_set.environment for claim_set in configured_claim_sets(document)}
-    return "torch" if "torch" in environments else "report"
+    return generated.built_entries(MANIFESTS[document], config.get(document, {}))

@@ -4,12 +4,13 @@
 # import closure of those functions' modules, so editing one figure's code replots that figure.
 
 for document in PAPERS:
-    for entry in built_entries(document):
-        entry_inputs = entry.inputs(config.get(document, {})) if entry.inputs else {}
+    manifest, document_config = MANIFESTS[document], config.get(document, {})
+    for entry in generated.built_entries(manifest, document_config):
+        entry_inputs = entry.inputs(document_config) if entry.inputs else {}
 
         rule:
             name:
-                entry_rule_name(document, entry)
+                generated.entry_rule_name(document, entry)
             input:
                 **entry_inputs,
                 code=function_code("plot_figure.py", entry.plot),
@@ -19,7 +20,7 @@ for document in PAPERS:
                 plot=entry.plot,
                 figure=entry.id,
                 input_names=list(entry_inputs),
-                spec=canonical(entry.params(config.get(document, {}))),
+                spec=canonical(entry.params(document_config)),
                 caption=entry.caption,
                 scale=config["scale"],
                 **({"data_source": entry.data_source} if entry.data_source else {}),
@@ -34,18 +35,18 @@ for document in PAPERS:
 
         FIGURES[document].append(entry.path(document))
 
-    if configured_claim_sets(document):
+    if claim_sets := generated.configured_claim_sets(manifest, document_config):
 
         rule:
             name:
                 f"{document}_claims"
             input:
-                **dict(claim_set_files(document).values()),
-                code=function_code("check_claims.py", *[s.function for s in configured_claim_sets(document)]),
+                **dict(generated.claim_set_files(manifest, document_config).values()),
+                code=function_code("check_claims.py", *[claim_set.function for claim_set in claim_sets]),
             output:
                 paths.claims(document),
             params:
-                claim_sets=canonical(claim_set_params(document)),
+                claim_sets=canonical(generated.claim_set_params(manifest, document_config)),
                 document=document,
                 scale=config["scale"],
             log:
@@ -53,7 +54,7 @@ for document in PAPERS:
             localrule: True
             threads: 1
             conda:
-                f"../envs/{claims_environment(document)}.yaml"
+                f"../envs/{generated.claims_environment(manifest, document_config)}.yaml"
             script:
                 "../src/scripts/check_claims.py"
 

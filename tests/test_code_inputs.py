@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from linearlens.canonical import canonical
-from linearlens.code_inputs import import_closure, module_closure
+from linearlens.code_inputs import function_code, import_closure, module_closure, script_code
 from linearlens.models.names import model_module, named_models, zoo_modules
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -143,3 +143,12 @@ def test_every_job_that_builds_a_model_reruns_when_its_module_changes(tmp_path, 
     missing = {job["rule"]: found for job in jobs
                if not MANIFEST_RULE.search(job["rule"]) and (found := models_missing_from_code_inputs(job))}
     assert missing == {}
+
+
+def test_a_rule_s_code_inputs_hold_its_script_closure_and_the_models_its_specs_name():
+    plain = script_code("init_model.py")
+    assert "src/scripts/init_model.py" in plain and "src/linearlens/models/vgg.py" not in plain
+    assert "src/linearlens/models/vgg.py" in script_code("init_model.py", {"model": {"name": "vgg"}})
+    assert script_code("init_model.py", {"name": "vgg"}) == plain  # a bare model spec names no model
+    assert "src/linearlens/figures/george_thesis/ch6.py" in function_code(
+        "plot_figure.py", "linearlens.figures.george_thesis.ch6:plot_fig_6_2")

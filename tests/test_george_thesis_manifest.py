@@ -74,3 +74,14 @@ def test_thesis_packages_have_one_module_per_chapter(layer):
     package = SOURCE / layer / "george_thesis"
     modules = sorted(path.name for path in package.glob("*.py"))
     assert modules == ["__init__.py", "ch2.py", "ch3.py", "ch4.py", "ch5.py", "ch6.py"]
+
+
+def test_generated_rules_are_named_by_document_chapter_verb_and_figure():
+    from linearlens.config import load_scale
+    from linearlens.manifests import george_thesis, iterative_linearisation
+    from linearlens.manifests.generated import built_entries, entry_rule_name
+
+    entries = {entry.id: entry for entry in built_entries(george_thesis, load_scale("quick")["george_thesis"])}
+    assert entry_rule_name("george_thesis", entries["fig_6_2"]) == "george_thesis_ch6_plot_fig_6_2"
+    drawn = next(entry for entry in iterative_linearisation.ENTRIES if entry.plot and not entry.inputs)
+    assert entry_rule_name("iterative_linearisation", drawn) == f"iterative_linearisation_draw_{drawn.id}"

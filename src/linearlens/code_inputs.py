@@ -6,15 +6,18 @@ The closure is computed from each file's syntax tree (no import, no torch), foll
 ``import`` statement wherever it stands, including those inside functions; a package's
 ``__init__.py`` counts whenever one of its modules is imported, because Python runs it. Modules that
 a registry imports by name at run time (a model of the zoo, a data source's reader, a manifest's plot
-function) are not visible in the source: the rule adds them itself (``linearlens.models.names``,
-``linearlens.data.source``, ``rules/common.smk``).
+function) are not visible in the source: ``script_code`` and ``function_code`` below add them from the job's
+specs and its entry, ``source_code`` in rules/common.smk from the data source.
 """
 
 from __future__ import annotations
 
 import ast
+import os
 from functools import lru_cache
 from pathlib import Path
+
+from .models.names import model_module, named_models
 
 PACKAGE = "linearlens"
 SOURCE_ROOT = Path(__file__).resolve().parent.parent  # src/
@@ -89,3 +92,37 @@ def module_closure(module: str, root: Path = SOURCE_ROOT) -> list[Path]:
     if module_file(module, root) is None:
         raise ValueError(f"no module {module!r} under {root}")
     return sorted({f for file in files for f in import_closure(file, root)})
+
+
+# --- a rule's code inputs, as paths relative to the working directory --------------------------
+
+SCRIPTS = SOURCE_ROOT / "scripts"
+
+
+def _relative(files) -> list[str]:
+    return sorted(os.path.relpath(path) for path in files)
+
+
+def script_code(script: str, *specs) -> list[str]:
+    """A job's code inputs: the library files its script (``src/scripts/<script>``) imports, directly
+    or not, and the modules of the zoo models its specs name (under a key "model": the zoo imports
+    those by name at run time). Editing one of them reruns the job; adding or editing any other
+    module does not."""
+    files = set(import_closure(SCRIPTS / script))
+    for name in sorted(named_models(list(specs))):
+        files.update(module_closure(model_module(name)))
+    return _relative(files)
+
+
+def function_code(script: str, *functions: str) -> list[str]:
+    """Code inputs of a generated rule: its script's import closure and that of each module named
+    by a "module:function" its manifest entry gives."""
+    files = set(import_closure(SCRIPTS / script))
+    for function in functions:
+        files.update(module_closure(function.split(":")[0]))
+    return _relative(files)
+
+
+def module_code(module: str) -> list[str]:
+    """The import closure of a module a job loads by name (a data source's reader)."""
+    return _relative(module_closure(module))
