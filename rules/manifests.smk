@@ -59,3 +59,22 @@ for document in PAPERS:
                 "../src/scripts/check_claims.py"
 
         CLAIMS[document] = paths.claims(document)
+
+
+# Each thesis chapter's target, <document>_<chapter>: every figure and table of the chapter and of
+# its appendix this config builds (less those only paper_<document>_unreleased builds), and the
+# thesis's claims file (which checks them).
+def chapter_target(document, chapter):
+    return lambda wildcards: released(document, [
+        entry.path(document) for entry in built_entries(document) if generated.entry_chapter(entry) == chapter
+    ]) + ([CLAIMS[document]] if CLAIMS[document] else [])
+
+
+for document in PAPERS:
+    for chapter in generated.chapters(MANIFESTS[document]):
+
+        rule:
+            name:
+                f"{document}_{chapter}"
+            input:
+                chapter_target(document, chapter),

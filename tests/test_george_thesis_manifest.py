@@ -85,3 +85,17 @@ def test_generated_rules_are_named_by_document_chapter_verb_and_figure():
     assert entry_rule_name("george_thesis", entries["fig_6_2"]) == "george_thesis_ch6_plot_fig_6_2"
     drawn = next(entry for entry in iterative_linearisation.ENTRIES if entry.plot and not entry.inputs)
     assert entry_rule_name("iterative_linearisation", drawn) == f"iterative_linearisation_draw_{drawn.id}"
+
+
+def test_each_thesis_chapter_holds_its_appendix():
+    from linearlens.manifests import george_thesis, karp_thesis
+    from linearlens.manifests.generated import chapters, entry_chapter
+
+    assert chapters(george_thesis) == ["ch2", "ch3", "ch4", "ch5", "ch6"]
+    assert chapters(karp_thesis) == ["ch2", "ch3", "ch4", "ch5"]
+    appendix = {"george_thesis": {"A": "ch4", "B": "ch6", "C": "ch5"}, "karp_thesis": {"A": "ch2", "B": "ch3", "C": "ch5"}}
+    for document, manifest in [("george_thesis", george_thesis), ("karp_thesis", karp_thesis)]:
+        for entry in manifest.ENTRIES:
+            if entry_chapter(entry):
+                number = entry.id.split("_")[1]
+                assert entry_chapter(entry) == appendix[document].get(number, f"ch{number}"), entry.id

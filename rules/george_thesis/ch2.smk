@@ -26,11 +26,3 @@ if "gaussians" in GEORGE_CH2:
             "../../envs/data.yaml"
         script:
             "../../src/scripts/george_thesis_ch2_run_gaussians.py"
-
-
-rule george_thesis_ch2:
-    # The chapter's target: every figure of chapter 2 this config builds, and the thesis's claims
-    # file (which checks them).
-    input:
-        [entry.path("george_thesis") for entry in built_entries("george_thesis") if entry.id.split("_")[1] == "2"],
-        [CLAIMS["george_thesis"]] if CLAIMS["george_thesis"] else [],

@@ -94,11 +94,3 @@ if SHOWCASE:
             "../../envs/torch.yaml"
         script:
             "../../src/scripts/george_thesis_ch3_ntk_pair.py"
-
-
-rule george_thesis_ch3:
-    # The chapter's target: every figure of chapter 3 this config builds, and the thesis's claims
-    # file (which checks them).
-    input:
-        [entry.path("george_thesis") for entry in built_entries("george_thesis") if entry.id.split("_")[1] == "3"],
-        [CLAIMS["george_thesis"]] if CLAIMS["george_thesis"] else [],

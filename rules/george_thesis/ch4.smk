@@ -144,12 +144,3 @@ if CH4_SPECTRUM_GROUPS:
             "../../envs/torch.yaml"
         script:
             "../../src/scripts/george_thesis_ch4_run_spectrum.py"
-
-
-rule george_thesis_ch4:
-    # The chapter's target: every figure of chapter 4 and appendix A this config builds, and the
-    # thesis's claims file (which checks them).
-    input:
-        [entry.path("george_thesis") for entry in built_entries("george_thesis")
-         if entry.id.split("_")[1] in ("4", "A")],
-        [CLAIMS["george_thesis"]] if CLAIMS["george_thesis"] else [],

@@ -246,12 +246,3 @@ if SPURIOUS:
             "../../envs/torch.yaml"
         script:
             "../../src/scripts/george_thesis_ch5_run_spurious.py"
-
-
-rule george_thesis_ch5:
-    # The chapter's target: every figure of chapter 5 and appendix C this config builds, and the
-    # thesis's claims file (which checks them).
-    input:
-        [entry.path("george_thesis") for entry in built_entries("george_thesis")
-         if entry.id.split("_")[1] in ("5", "C")],
-        [CLAIMS["george_thesis"]] if CLAIMS["george_thesis"] else [],

@@ -1,6 +1,6 @@
-# Karp thesis, chapter 3 and appendix B: the chapter's data and benchmark rules and its target. Its
+# Karp thesis, chapter 3 and appendix B: the chapter's data and benchmark rules. Its
 # run rules are generated from its run families (src/linearlens/manifests/karp_thesis_runs.py,
-# rules/families.smk), its drawings, plots and claims from the manifest (rules/manifests.smk).
+# rules/families.smk), its drawings, plots, claims and target from the manifest (rules/manifests.smk).
 
 from linearlens.analysis.karp_thesis.ch3 import (
     example_datasets,
@@ -82,12 +82,3 @@ if KARP_CH3.get("images"):
             "../../envs/torch.yaml"
         script:
             "../../src/scripts/benchmark_local_signal.py"
-
-
-rule karp_thesis_ch3:
-    # The chapter's target: every figure and table of chapter 3 and appendix B this config builds,
-    # and the thesis's claims file (which checks them).
-    input:
-        [entry.path("karp_thesis") for entry in built_entries("karp_thesis")
-         if entry.id.split("_")[1] in ("3", "B")],
-        [CLAIMS["karp_thesis"]] if CLAIMS["karp_thesis"] else [],

@@ -26,11 +26,3 @@ if KARP_CH4:
             "../../envs/torch.yaml"
         script:
             "../../src/scripts/karp_thesis_ch4_run_one_step.py"
-
-
-rule karp_thesis_ch4:
-    # The chapter's target: every figure of chapter 4 this config builds (Fig 4.1), and the thesis's
-    # claims file (which checks them).
-    input:
-        [entry.path("karp_thesis") for entry in built_entries("karp_thesis") if entry.id.split("_")[1] == "4"],
-        [CLAIMS["karp_thesis"]] if CLAIMS["karp_thesis"] else [],

@@ -232,12 +232,3 @@ if KARP_CH5_GIVEN_RUNS:
 
 if KARP_CH5.get("downstream"):
     UNRELEASED["karp_thesis"].append(KARP_CH5_DOWNSTREAM_SCORES)
-
-
-rule karp_thesis_ch5:
-    # The chapter's target: every figure and table of chapter 5 and appendix C this config builds
-    # (less those only paper_karp_thesis_unreleased builds), and the thesis's claims file.
-    input:
-        released("karp_thesis", [entry.path("karp_thesis") for entry in built_entries("karp_thesis")
-                                 if entry.id.split("_")[1] in ("5", "C")]),
-        [CLAIMS["karp_thesis"]] if CLAIMS["karp_thesis"] else [],

@@ -20,8 +20,7 @@ def built_entries(manifest: ModuleType, document_config: dict) -> list[Entry]:
 def entry_rule_name(document: str, entry: Entry) -> str:
     """<document>_<chapter>_<verb>_<figure> for the theses (the chapter from the plot module), and
     <document>_<verb>_<figure> for the papers; the verb is draw (no data) or plot."""
-    plot_module = entry.plot.split(":")[0].rsplit(".", 1)[-1]
-    chapter = [plot_module] if re.fullmatch(r"ch\d+", plot_module) else []
+    chapter = [entry_chapter(entry)] if entry_chapter(entry) else []
     return "_".join([document, *chapter, "plot" if entry.inputs else "draw", entry.id])
 
 
@@ -50,3 +49,16 @@ def claims_environment(manifest: ModuleType, document_config: dict) -> str:
     """torch when any claim set needs it, else the lighter report environment."""
     environments = {claim_set.environment for claim_set in configured_claim_sets(manifest, document_config)}
     return "torch" if "torch" in environments else "report"
+
+
+def entry_chapter(entry: Entry) -> str | None:
+    """The thesis chapter an entry belongs to, its appendix figures included: the module of its plot
+    function ("ch4" for George's appendix A); None in a paper."""
+    module = entry.plot.split(":")[0].rsplit(".", 1)[-1] if entry.plot else ""
+    return module if re.fullmatch(r"ch\d+", module) else None
+
+
+def chapters(manifest: ModuleType) -> list[str]:
+    """A thesis's chapters with a figure or table to build, in order (each gets a target rule)."""
+    found = {entry_chapter(entry) for entry in manifest.ENTRIES} - {None}
+    return sorted(found, key=lambda chapter: int(chapter[2:]))
