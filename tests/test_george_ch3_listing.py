@@ -2,7 +2,7 @@
 the model's parameters) as a doctest of the chapter's experiments module, and the thesis's listing
 itself run with NNGeometry 0.4 against ours, in float64.
 
-NNGeometry 0.4's ``FIM`` has no ``n_output`` argument (the thesis-era 0.2/0.3 API, spec T-NNG-4): it
+NNGeometry 0.4's ``FIM`` has no ``n_output`` argument (that argument belongs to the thesis-era 0.2/0.3 API): it
 reads the output size from the model, so the listing runs without it. Its ``FIM`` is the closed-form
 expectation over the labels ("classif_logits"), our ``variant="exact"``; the KFAC factors are split
 differently between the two libraries but their Kronecker product, hence vᵀFv, is the same.

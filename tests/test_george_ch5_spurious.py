@@ -97,7 +97,7 @@ def test_imagenet_resnet18_init_and_relu_calls_counted_twice_per_block():
     conv = model.layer3[0].conv1.weight  # fan_out = 256·3·3: He normal with std sqrt(2 / fan_out)
     assert abs(conv.std().item() - math.sqrt(2 / (256 * 9))) < 0.002
     assert torch.equal(model.layer1[0].bn1.weight, torch.ones(64)) and torch.equal(model.bn1.bias, torch.zeros(64))
-    # one ReLU module per block serves both activations (T-LVH-15): every call is counted
+    # torchvision's BasicBlock calls its one ReLU module twice, so a hook fires twice per block: every call is counted
     per_example = 64 * 16 * 16 + sum(4 * width * side * side for width, side in ((64, 8), (128, 4), (256, 2), (512, 1)))
     assert relu_pattern(model.eval(), torch.randn(2, 3, 32, 32)).numel() == 2 * per_example
 
@@ -500,6 +500,6 @@ def test_configs_name_their_datasets_and_weights(name):
         assert (source in spurious.IMAGE_ARCHIVES) == (family["preprocessing"] is not None)
         if family["pretrained"]:
             assert config["datasets"][family["pretrained"]]["source"] == "resnet18_imagenet"
-            assert family["frozen_batch_norm"]  # pretrained BatchNorm statistics stay (T-LVH-13)
+            assert family["frozen_batch_norm"]  # pretrained BatchNorm running statistics stay frozen (eval mode) while γ, β train
     with pytest.raises(ValueError, match="figure_seed"):
         check_spurious_spec({**spec, "figure_seed": max(spec["seeds"]) + 1})

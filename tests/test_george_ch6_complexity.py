@@ -213,7 +213,7 @@ def test_update_norm_tracker_sums_the_norm_of_every_step():
         expected += float(torch.linalg.norm(torch.cat([p.detach().ravel() for p in twin.parameters()]) - before))
     assert float(tracker.total) == pytest.approx(expected, rel=1e-12)
     displacement = float(torch.linalg.norm(torch.cat([p.detach().ravel() for p in twin.parameters()]) - start))
-    assert displacement < 0.9 * expected  # the end-to-end displacement only bounds the sum from below (T-NTK-7)
+    assert displacement < 0.9 * expected  # the end-to-end displacement only bounds the sum of per-step displacements from below
 
 
 def test_learning_flow_sum_is_piecewise_constant_between_trace_evaluations():
