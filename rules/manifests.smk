@@ -78,3 +78,4 @@ for document in PAPERS:
                 f"{document}_{chapter}"
             input:
                 chapter_target(document, chapter),
+            localrule: True

@@ -382,7 +382,7 @@ def test_plot_rules_run_on_the_submit_host():
     local = {"download_file", "fetch_openml", "report"} | {r for r in blocks if r.startswith("plot_")}
     assert {rule for rule in local if "localrule: True" not in blocks[rule]} == set()
     generated = (ROOT / "rules" / "manifests.smk").read_text().split("        rule:\n")[1:]
-    assert len(generated) == 2 and all("            localrule: True\n" in block for block in generated)
+    assert len(generated) == 3 and all("            localrule: True\n" in block for block in generated)
 
 
 def test_kernel_benchmark_runs_and_its_routes_agree(tmp_path):
