@@ -23,9 +23,9 @@ from ...data.spurious import balanced_cells, photo_pipeline, read_archive_images
 from ...data.synthetic import yin_yang
 from ...data.transforms import balanced_order, flip_labels
 from ...data.weights import load_except_head
-from ...ensembles import member_outputs, stacked, stacked_parameters
+from ...ensembles import stacked, stacked_parameters
 from ...linearize.alpha_scaling import AlphaScaled, alpha_learning_rate, alpha_scaled, alpha_scaled_optimiser
-from ...linearize.batched_alpha_gd import threshold_gd
+from ...linearize.batched_alpha_gd import batched_outputs, threshold_gd
 from ...linearize.linearity import LinearityProbe
 from ...linearize.quadratic_model import (
     REGIMES,
@@ -223,7 +223,7 @@ class AlphaScaledGD:
             self.initial = self.outputs()  # f_θ₀ is fixed: computed once
 
     def outputs(self) -> Tensor:
-        return member_outputs(self.network, self.params, {}, self.x, train=True, shared_inputs=True).squeeze(-1)
+        return batched_outputs(self.network, self.params, self.x, shared_inputs=True)
 
     def squared_errors(self) -> Tensor:
         """(networks, n): each network's per-example squared error at its current parameters."""
