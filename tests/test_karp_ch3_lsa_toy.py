@@ -268,6 +268,23 @@ def test_runs_are_seeded_and_evaluation_leaves_training_alone(short_run):
                                   short_run[training].iloc[[0, 3]].reset_index(drop=True))
 
 
+def test_the_session_takes_the_steps_and_evaluations_of_a_plain_loop():
+    """toy_run's session: at each evaluation, the state after exactly the steps of a plain loop of
+    ``sgd_step``, scored on the same test draws (step 0, every ``eval_every``, the last step)."""
+    spec = {**SPEC, "k": 50, "batch_size": 20, "steps": 7, "eval_every": 3, "test_samples": 200}
+    train, test = ch3.toy_generators(spec["seed"])
+    w_star = ch3.signal_direction(spec["d"])
+    state, rows = ch3.initial_state(spec, train), []
+    for step in range(spec["steps"] + 1):
+        if step in (0, 3, 6, 7):
+            rows.append((step, float(state.w @ w_star), float(state.b), *ch3.evaluate(state, spec, test, w_star)))
+        if step < spec["steps"]:
+            ch3.sgd_step(state, spec, train, w_star)
+    frame = ch3.toy_run(spec)
+    assert list(frame[["step", "w_dot_wstar", "b", "test_accuracy", "test_loss"]].itertuples(index=False,
+                                                                                              name=None)) == rows
+
+
 def test_direct_route_runs_too():
     frame = ch3.toy_run({**SPEC, "k": 100, "batch_size": 20, "steps": 20, "eval_every": 10, "test_samples": 300,
                          "route": "direct"})

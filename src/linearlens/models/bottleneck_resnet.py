@@ -9,8 +9,8 @@ import torch
 from torch import nn
 
 from .names import zoo_model
+from .resnet import IMAGENET_WIDTHS, TorchvisionResNet
 
-WIDTHS = (64, 128, 256, 512)
 EXPANSION = 4
 
 
@@ -40,38 +40,18 @@ class Bottleneck(nn.Module):
         return self.relu(out + (x if self.downsample is None else self.downsample(x)))
 
 
-class BottleneckResNet(nn.Module):
+class BottleneckResNet(TorchvisionResNet):
     def __init__(self, blocks: tuple[int, ...], num_classes: int, in_channels: int, small_inputs: bool):
         super().__init__()
         if small_inputs:
-            self.conv1 = nn.Conv2d(in_channels, WIDTHS[0], 3, 1, padding=1, bias=False)
+            self.conv1 = nn.Conv2d(in_channels, IMAGENET_WIDTHS[0], 3, 1, padding=1, bias=False)
             self.maxpool = nn.Identity()
         else:
-            self.conv1 = nn.Conv2d(in_channels, WIDTHS[0], 7, 2, padding=3, bias=False)
+            self.conv1 = nn.Conv2d(in_channels, IMAGENET_WIDTHS[0], 7, 2, padding=3, bias=False)
             self.maxpool = nn.MaxPool2d(3, 2, padding=1)
-        self.bn1 = nn.BatchNorm2d(WIDTHS[0])
+        self.bn1 = nn.BatchNorm2d(IMAGENET_WIDTHS[0])
         self.relu = nn.ReLU()
-        channels = WIDTHS[0]
-        for stage, (width, count) in enumerate(zip(WIDTHS, blocks), start=1):
-            stage_blocks = []
-            for block in range(count):
-                stride = 2 if stage > 1 and block == 0 else 1
-                stage_blocks.append(Bottleneck(channels, width, stride))
-                channels = width * EXPANSION
-            setattr(self, f"layer{stage}", nn.Sequential(*stage_blocks))
-        self.avgpool = nn.AdaptiveAvgPool2d(1)
-        self.fc = nn.Linear(channels, num_classes)
-        for module in self.modules():  # torchvision's initialisation; fc keeps PyTorch's default
-            if isinstance(module, nn.Conv2d):
-                nn.init.kaiming_normal_(module.weight, mode="fan_out", nonlinearity="relu")
-            elif isinstance(module, nn.BatchNorm2d):
-                nn.init.ones_(module.weight)
-                nn.init.zeros_(module.bias)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
-        x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
-        return self.fc(torch.flatten(self.avgpool(x), 1))
+        self.add_stages(Bottleneck, blocks, EXPANSION, num_classes)
 
 
 @zoo_model

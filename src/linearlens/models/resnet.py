@@ -6,6 +6,8 @@ their 1-D versions for signals."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -161,24 +163,22 @@ class ImageNetBasicBlock(nn.Module):
         return self.relu(out + (x if self.downsample is None else self.downsample(x)))
 
 
-class ImageNetResNet(nn.Module):
-    """torchvision's ResNet of basic blocks: a 7x7 stride-2 stem and a 3x3 stride-2 max-pool, four
-    stages (stride 2 at the start of every stage but the first), adaptive average pooling, ``fc``."""
+class TorchvisionResNet(nn.Module):
+    """torchvision's ResNet after its stem: four stages of ``IMAGENET_WIDTHS`` (stride 2 at the
+    start of every stage but the first), adaptive average pooling, ``fc``, and torchvision's
+    initialisation. A subclass makes its stem (conv1, bn1, relu, maxpool), then calls
+    ``add_stages`` with its kind of block."""
 
-    def __init__(self, blocks: tuple[int, ...], num_classes: int, in_channels: int, batch_norm: bool,
-                 conv_bias: bool):
-        super().__init__()
-        self.conv1 = nn.Conv2d(in_channels, IMAGENET_WIDTHS[0], 7, 2, padding=3, bias=conv_bias)
-        self.bn1 = _norm(IMAGENET_WIDTHS[0], batch_norm, 2)
-        self.relu = nn.ReLU()
-        self.maxpool = nn.MaxPool2d(3, 2, padding=1)
+    def add_stages(self, make_block: Callable[[int, int, int], nn.Module], blocks: tuple[int, ...],
+                   expansion: int, num_classes: int) -> None:
+        """``make_block(channels_in, width, stride)``; a block puts out ``width · expansion`` channels."""
         channels = IMAGENET_WIDTHS[0]
         for stage, (width, count) in enumerate(zip(IMAGENET_WIDTHS, blocks), start=1):
             stage_blocks = []
             for block in range(count):
                 stride = 2 if stage > 1 and block == 0 else 1
-                stage_blocks.append(ImageNetBasicBlock(channels, width, stride, batch_norm, conv_bias))
-                channels = width
+                stage_blocks.append(make_block(channels, width, stride))
+                channels = width * expansion
             setattr(self, f"layer{stage}", nn.Sequential(*stage_blocks))
         self.avgpool = nn.AdaptiveAvgPool2d(1)
         self.fc = nn.Linear(channels, num_classes)
@@ -193,6 +193,21 @@ class ImageNetResNet(nn.Module):
         x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
         x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
         return self.fc(torch.flatten(self.avgpool(x), 1))
+
+
+class ImageNetResNet(TorchvisionResNet):
+    """torchvision's ResNet of basic blocks: a 7x7 stride-2 stem and a 3x3 stride-2 max-pool."""
+
+    def __init__(self, blocks: tuple[int, ...], num_classes: int, in_channels: int, batch_norm: bool,
+                 conv_bias: bool):
+        super().__init__()
+        self.conv1 = nn.Conv2d(in_channels, IMAGENET_WIDTHS[0], 7, 2, padding=3, bias=conv_bias)
+        self.bn1 = _norm(IMAGENET_WIDTHS[0], batch_norm, 2)
+        self.relu = nn.ReLU()
+        self.maxpool = nn.MaxPool2d(3, 2, padding=1)
+        self.add_stages(lambda channels, width, stride: ImageNetBasicBlock(channels, width, stride, batch_norm,
+                                                                           conv_bias),
+                        blocks, 1, num_classes)
 
 
 @zoo_model

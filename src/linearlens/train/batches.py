@@ -91,3 +91,9 @@ class GeneratorBatches(_Epochs):
     def load_state_dict(self, state: dict) -> None:
         self.generator.set_state(state["generator"])
         self._epoch, self._order = state["epoch"], state["order"]
+
+
+def no_batches(step: int) -> None:
+    """The batch order of a learner that needs none: a full-batch one, or one that draws its own
+    fresh samples."""
+    return None

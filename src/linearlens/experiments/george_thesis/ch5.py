@@ -23,9 +23,9 @@ from ...data.spurious import balanced_cells, photo_pipeline, read_archive_images
 from ...data.synthetic import yin_yang
 from ...data.transforms import balanced_order, flip_labels
 from ...data.weights import load_except_head
-from ...ensembles import member_outputs, stacked, stacked_parameters
+from ...ensembles import stacked, stacked_parameters
 from ...linearize.alpha_scaling import AlphaScaled, alpha_learning_rate, alpha_scaled, alpha_scaled_optimiser
-from ...linearize.batched_alpha_gd import threshold_gd
+from ...linearize.batched_alpha_gd import batched_outputs, threshold_gd
 from ...linearize.linearity import LinearityProbe
 from ...linearize.quadratic_model import (
     REGIMES,
@@ -42,7 +42,7 @@ from ...linearize.quadratic_model import (
 from ...models.deep_linear import DeepLinear
 from ...models.mlp import mlp
 from ...models.zoo import build_model, load_model
-from ...train.batches import EpochBatches
+from ...train.batches import EpochBatches, no_batches
 from ...train.learners import SupervisedLearner
 from ...train.probes import Group, group_metrics, predicted
 from ...train.progress import Progress
@@ -206,32 +206,52 @@ def deep_linear_networks(widths: list[int], init_scale: float, seeds: list[int])
     return networks
 
 
-def alpha_scaled_gradient_descent(networks: list[torch.nn.Module], x: torch.Tensor, y: torch.Tensor, alpha: float,
-                                  lr: float, iterations: int, keep_initial_output: bool = False) -> np.ndarray:
+class AlphaScaledGD:
     """Full-batch GD on the mean squared error of f^α = α(f_θ − f_θ₀) (θ₀ each network's start;
-    ``keep_initial_output`` adds f_θ₀ back, eq. 5.2.4) at the rate η/α², every network at once
-    (``linearlens.ensembles``: one batched forward pass over their stacked parameters; one backward
-    gives every network's gradient, as their losses are summed). Returns the per-example squared errors after
-    0 … ``iterations`` steps: (iterations + 1, networks, n)."""
-    params = {name: value.requires_grad_() for name, value in stacked_parameters(networks).items()}
+    ``keep_initial_output`` adds f_θ₀ back, eq. 5.2.4) at the rate η/α², every network at once, as
+    a learner of ``train.session`` (full batch: the session's batch order is unused).
+    ``linearlens.ensembles`` makes it one batched forward pass over the networks' stacked
+    parameters; one backward gives every network's gradient, as their losses are summed."""
 
-    def batched(params):
-        return member_outputs(networks[0], params, {}, x, train=True, shared_inputs=True).squeeze(-1)
-
-    with torch.no_grad():
-        initial = batched(params)  # f_θ₀ is fixed: computed once
-    rate = alpha_learning_rate(lr, alpha)
-    history = torch.empty(iterations + 1, len(networks), len(y), dtype=x.dtype)
-    for step in range(iterations + 1):
-        errors = (alpha_scaled(batched(params), initial, alpha, keep_initial_output) - y) ** 2
-        history[step] = errors.detach()
-        if step == iterations:
-            break
-        gradients = torch.autograd.grad(errors.mean(dim=-1).sum(), list(params.values()))
+    def __init__(self, networks: list[torch.nn.Module], x: Tensor, y: Tensor, alpha: float, lr: float,
+                 keep_initial_output: bool = False):
+        self.network, self.x, self.y = networks[0], x, y
+        self.alpha, self.keep_initial_output = alpha, keep_initial_output
+        self.params = {name: value.requires_grad_() for name, value in stacked_parameters(networks).items()}
+        self.rate = alpha_learning_rate(lr, alpha)
         with torch.no_grad():
-            for value, gradient in zip(params.values(), gradients):
-                value.sub_(gradient, alpha=rate)
-    return history.numpy()
+            self.initial = self.outputs()  # f_θ₀ is fixed: computed once
+
+    def outputs(self) -> Tensor:
+        return batched_outputs(self.network, self.params, self.x, shared_inputs=True)
+
+    def squared_errors(self) -> Tensor:
+        """(networks, n): each network's per-example squared error at its current parameters."""
+        return (alpha_scaled(self.outputs(), self.initial, self.alpha, self.keep_initial_output) - self.y) ** 2
+
+    def step(self, _unused, step: int) -> Tensor:
+        errors = self.squared_errors()
+        gradients = torch.autograd.grad(errors.mean(dim=-1).sum(), list(self.params.values()))
+        with torch.no_grad():
+            for value, gradient in zip(self.params.values(), gradients):
+                value.sub_(gradient, alpha=self.rate)
+        return errors.detach().mean()
+
+
+def per_example_errors(session: Session) -> dict:
+    """The probe: the learner's per-example squared errors."""
+    with torch.no_grad():
+        return {"errors": session.learner.squared_errors()}
+
+
+def alpha_scaled_gradient_descent(networks: list[torch.nn.Module], x: Tensor, y: Tensor, alpha: float,
+                                  lr: float, iterations: int, keep_initial_output: bool = False) -> np.ndarray:
+    """``AlphaScaledGD`` for ``iterations`` steps: the per-example squared errors after 0 …
+    ``iterations`` steps, (iterations + 1, networks, n)."""
+    learner = AlphaScaledGD(networks, x, y, alpha, lr, keep_initial_output)
+    session = Session(learner, no_batches, iterations, probes=[per_example_errors], evaluate_at=Every(1),
+                      progress=Progress(iterations, name=f"α = {alpha:g}"))
+    return torch.stack([row["errors"] for row in session.run().rows]).numpy()
 
 
 def twolayer_run(name: str, spec: dict) -> dict[str, np.ndarray]:

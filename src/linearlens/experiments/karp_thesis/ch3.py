@@ -19,7 +19,7 @@ from ...data.noisy_images import grouped_labels, noisy_split, resized
 from ...linearize.linearised import Linearised
 from ...linearize.linearity import active_fractions
 from ...models.zoo import build_model
-from ...train.batches import EpochBatches
+from ...train.batches import EpochBatches, no_batches
 from ...train.learners import SupervisedLearner
 from ...train.optimisers import build_optimiser
 from ...train.progress import Progress
@@ -256,39 +256,62 @@ def toy_generators(seed: int) -> tuple[torch.Generator, torch.Generator]:
     return torch.Generator().manual_seed(int(train)), torch.Generator().manual_seed(int(test))
 
 
+class LsaLearner:
+    """Algorithm 3.1 as a learner of ``train.session``: each step draws ``batch_size`` fresh samples
+    from its own generator (there is no training set, so the session's batch order is unused), and
+    it keeps what the record reports of the whole trajectory: the peak of b, the steps with b > 0,
+    the peak of b/(w·w*) while both are positive, the latest batch's loss."""
+
+    def __init__(self, spec: dict, generator: torch.Generator, w_star: Tensor):
+        self.spec, self.generator, self.w_star = spec, generator, w_star
+        self.state = initial_state(spec, generator)
+        self.peak, self.positive_steps, self.positive_ratio, self.loss = float(self.state.b), 0, 0.0, float("nan")
+
+    def step(self, _unused, step: int) -> Tensor:
+        loss = sgd_step(self.state, self.spec, self.generator, self.w_star)
+        self.loss = float(loss)
+        b = float(self.state.b)
+        self.peak = max(self.peak, b)
+        if b > 0:
+            self.positive_steps += 1
+            along = float(self.state.w @ self.w_star)
+            if along > 0:
+                self.positive_ratio = max(self.positive_ratio, b / along)
+        return loss
+
+
+class LsaProbe:
+    """A row of Fig 3.3's record: w's parts along and across w*, b, test accuracy and loss on fresh
+    samples of the test generator, and the learner's running facts."""
+
+    def __init__(self, spec: dict, generator: torch.Generator):
+        self.spec, self.generator = spec, generator
+
+    def __call__(self, session: Session) -> dict:
+        learner = session.learner
+        state, w_star = learner.state, learner.w_star
+        accuracy, test_loss = evaluate(state, self.spec, self.generator, w_star)
+        along, b = float(state.w @ w_star), float(state.b)
+        return {"w_dot_wstar": along, "w_perp_norm": float((state.w - along * w_star).norm()),
+                "w_norm": float(state.w.norm()), "b": b, "ratio": abs(b) / along if along else float("nan"),
+                "test_accuracy": accuracy, "test_loss": test_loss, "train_loss": learner.loss,
+                "b_peak": learner.peak, "b_positive_steps": learner.positive_steps,
+                "positive_ratio_peak": learner.positive_ratio}
+
+
 def toy_run(spec: dict, log: logging.Logger = LOG) -> pd.DataFrame:
     """Fig 3.3's run: ``steps`` SGD steps from the seed's w₀, evaluated at step 0, every
     ``eval_every`` steps and at the end; one row per evaluation (``TOY_COLUMNS``), float32."""
     if spec["route"] not in TOY_ROUTES:
         raise ValueError(f"toy route {spec['route']!r}: expected one of {TOY_ROUTES}")
     train, test = toy_generators(spec["seed"])
-    w_star = signal_direction(spec["d"])
-    state = initial_state(spec, train)
-    peak, positive_steps, positive_ratio, loss = float(state.b), 0, 0.0, float("nan")
-    rows, progress = [], Progress(spec["steps"], name="LSA toy SGD", logger=log)
-    progress.start(0, f"k = {spec['k']}, d = {spec['d']}, σ = {toy_noise_std(spec):.4f}, {spec['route']} route")
-    for step in range(spec["steps"] + 1):
-        if step % spec["eval_every"] == 0 or step == spec["steps"]:
-            accuracy, test_loss = evaluate(state, spec, test, w_star)
-            along, b = float(state.w @ w_star), float(state.b)
-            rows.append({"step": step, "w_dot_wstar": along,
-                         "w_perp_norm": float((state.w - along * w_star).norm()), "w_norm": float(state.w.norm()),
-                         "b": b, "ratio": abs(b) / along if along else float("nan"), "test_accuracy": accuracy,
-                         "test_loss": test_loss, "train_loss": loss, "b_peak": peak,
-                         "b_positive_steps": positive_steps, "positive_ratio_peak": positive_ratio})
-        if step == spec["steps"]:
-            break
-        loss = float(sgd_step(state, spec, train, w_star))
-        b = float(state.b)
-        peak = max(peak, b)
-        if b > 0:
-            positive_steps += 1
-            along = float(state.w @ w_star)
-            if along > 0:
-                positive_ratio = max(positive_ratio, b / along)
-        progress.step(step + 1, loss)
-    progress.end(spec["steps"], "done")
-    return pd.DataFrame(rows, columns=list(TOY_COLUMNS))
+    learner = LsaLearner(spec, train, signal_direction(spec["d"]))
+    log.info("LSA toy SGD: k = %d, d = %d, σ = %.4f, %s route", spec["k"], spec["d"], toy_noise_std(spec),
+             spec["route"])
+    session = Session(learner, no_batches, spec["steps"], probes=[LsaProbe(spec, test)],
+                      evaluate_at=Every(spec["eval_every"]), progress=Progress(spec["steps"], name="LSA toy SGD",
+                                                                              logger=log))
+    return pd.DataFrame(session.run().rows, columns=list(TOY_COLUMNS))
 
 
 # --- the noisy-image datasets (Sec 3.6, App. B.3-B.4) -----------------------------------------

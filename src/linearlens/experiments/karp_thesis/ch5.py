@@ -123,7 +123,13 @@ def peak_memory_estimate(setting: dict, layers: int, fused_attention: bool = Tru
 class Trainer:
     """One model and its AdamW, a learner of ``train.session.Session``: each step is the batch of
     the setting's stream in micro-batches, at warm-up then a constant (or cosine) rate of the
-    *global* step (``global_step``: steps since the first model of the lineage, growing included)."""
+    *global* step (``global_step``: steps since the first model of the lineage, growing included).
+
+    Not a ``SupervisedLearner``: that one steps a module on the rows of in-memory tensors, this one
+    on a token stream's batch of the step, accumulated over micro-batches. Its resumable state is
+    the session's; ``checkpoint`` is another thing, the pretrained model the growing jobs read (or
+    one the config names), with the optimiser's moments by parameter name so that growing can
+    carry them to the grown model's parameters."""
 
     def __init__(self, model: torch.nn.Module, setting: dict, global_step: int = 0, device="cpu"):
         self.device = torch.device(device)
