@@ -129,6 +129,15 @@ def test_karp_ch3_grids_hold_the_runs_the_figures_read(scale):
     assert_grids_hold_the_runs_read(scale, "karp_thesis", karp_families("ch3"), "results/karp_thesis/runs/ch3/")
 
 
+# Chapter 4's rule and file as it was written by hand.
+KARP_CH4 = {"karp_thesis_ch4_run_one_step": ["one_step.npz"]}
+
+
+@pytest.mark.parametrize("scale", ["smoke", "quick", "paper", "rehearsal"])
+def test_karp_ch4_grid_holds_the_run_its_figure_and_claims_read(scale):
+    assert_grids_hold_the_runs_read(scale, "karp_thesis", karp_families("ch4"), "results/karp_thesis/runs/ch4/")
+
+
 # Chapter 5's rules and files as they were written by hand, before the families generated them.
 KARP_CH5 = {
     "karp_thesis_ch5_pretrain": ["pretrained/{setting}/seed{seed}.pt"],
@@ -213,6 +222,7 @@ KEPT = [
                                                        "results/karp_thesis/state/ch2/pairs/1a/trial0/m100/block2.pt")},
                  id="karp_ch2"),
     pytest.param(karp_families("ch3"), KARP_CH3, "results/karp_thesis/runs/ch3/", {}, id="karp_ch3"),
+    pytest.param(karp_families("ch4"), KARP_CH4, "results/karp_thesis/runs/ch4/", {}, id="karp_ch4"),
     pytest.param(karp_families("ch5"), KARP_CH5, "results/karp_thesis/runs/ch5/", {}, id="karp_ch5"),
     pytest.param(telescoping.FAMILIES, TELESCOPING, "results/telescoping/runs/",
                  {"telescoping_approximation_run": ("sgd/lr0.1/seed0",

@@ -5,11 +5,11 @@ C to chapter 5; chapters 1 and 6 have none."""
 from .. import paths
 from ..analysis.karp_thesis.ch2 import configurations, kept_sizes, sweep_settings
 from ..analysis.karp_thesis.ch3 import example_datasets, image_datasets, sparsity_settings
-from ..analysis.karp_thesis.ch4 import ONE_STEP_PATH
 from .entries import BUILT, ILLUSTRATIVE, NOT_BUILT, ClaimSet, Entry
 from .karp_thesis_runs import (  # noqa: F401 (FAMILIES: rules/families.smk generates their rules)
     EXAMPLES_PATH,
     FAMILIES,
+    RUN_ONE_STEP,
     RUN_SPARSITY,
     RUN_TOY,
     growth_run_paths,
@@ -213,7 +213,7 @@ def ch4_spec(config: dict) -> dict | None:
 
 
 def _one_step_inputs(config: dict) -> dict[str, list[str]]:
-    return {"one_step": [ONE_STEP_PATH]}
+    return {"one_step": [RUN_ONE_STEP.output("run")]}
 
 
 CH4_CLAIMS = ClaimSet(

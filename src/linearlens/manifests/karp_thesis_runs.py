@@ -25,7 +25,7 @@ from ..analysis.karp_thesis.ch5 import (
     pretraining_setting,
     stacking_run_setting,
 )
-from ..families import CHAPTER, RunFamily, per_seed
+from ..families import CHAPTER, RunFamily, one_run, per_seed
 
 DOCUMENT = "karp_thesis"
 
@@ -199,6 +199,16 @@ RUN_SPARSITY = RunFamily(
 
 
 
+# --- Chapter 4 ----------------------------------------------------------------------------------
+
+# Fig 4.1: one gradient step on V under uniform attention (W = 0), the gradient averaged over the
+# sampled sequences in closed form: V₀, V₁, the task and its settings. A (L + 1) × N by N × (L + 1)
+# product: well under a second on one core.
+RUN_ONE_STEP = RunFamily(
+    DOCUMENT, "ch4", "one_step", one_run("one_step"), "one_step", {"run": ".npz"}, group=CHAPTER,
+    builds_models=False, threads="", own_folder=False)
+
+
 # --- Chapter 5 and appendix C -------------------------------------------------------------------
 # Each growing setting's spec is the setting as configured; the jobs' params hold only what each
 # computes from (linearlens.analysis.karp_thesis.ch5), so a result reruns when that changes. The
@@ -295,4 +305,4 @@ STACK = RunFamily(
     resumable=True, state_folder="stacking", builds_models=False)
 
 FAMILIES = [TRAIN_PAIRS, TRAIN_KEPT_PAIRS, TRAIN_SWEEP, INTERPOLATE, RUN_TOY, RUN_IMAGES, RUN_SPARSITY,
-            PRETRAIN, GROW, GATHER, STACK]
+            RUN_ONE_STEP, PRETRAIN, GROW, GATHER, STACK]
