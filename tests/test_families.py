@@ -166,7 +166,8 @@ def test_karp_ch5_grids_hold_the_runs_the_figures_read_and_the_jobs_they_gather(
                 for part in karp.growth_parts_and_provenance(growing, wildcards, setting)["parts"]}
     assert gathered == set(karp.GROW.outputs_of("run", karp.growth_job_grid(growing)))
     # the runs grown from a model pretrained here read its checkpoint, and nothing else is pretrained
-    checkpoints = {karp.checkpoint_path(wildcards["setting"], setting, wildcards["seed"]) for wildcards, setting in runs}
+    checkpoints = {karp.checkpoint_path(wildcards["setting"], setting, wildcards["seed"])
+                   for wildcards, setting in runs}
     pretrained = set(karp.PRETRAIN.outputs_of("checkpoint", karp.pretraining_grid(growing)))
     assert pretrained == {path for path in checkpoints if path.startswith("results/karp_thesis/runs/ch5/")}
     # the paper path grows the thesis's checkpoints (its rehearsal, generated stand-ins)

@@ -198,7 +198,6 @@ RUN_SPARSITY = RunFamily(
     params=spec_params, device=True, budget="long_training", resumable=True, own_folder=False)
 
 
-
 # --- Chapter 4 ----------------------------------------------------------------------------------
 
 # Fig 4.1: one gradient step on V under uniform attention (W = 0), the gradient averaged over the
@@ -212,7 +211,8 @@ RUN_ONE_STEP = RunFamily(
 # --- Chapter 5 and appendix C -------------------------------------------------------------------
 # Each growing setting's spec is the setting as configured; the jobs' params hold only what each
 # computes from (linearlens.analysis.karp_thesis.ch5), so a result reruns when that changes. The
-# scripts name their own state files (finished operators, stages), in a state folder per job.
+# scripts name their own state files (finished operators, stages), in a state folder per job. Their
+# code inputs are their scripts' closures, which build the transformer (builds_models=False).
 
 def pretraining_grid(growing: dict) -> dict[str, dict]:
     """One pretraining run per seed of each setting that has no given checkpoint."""
@@ -231,7 +231,7 @@ def growth_job_grid(growing: dict) -> dict[str, dict]:
             for run, setting in growth_run_grid(growing).items() for part in growth_parts(setting)}
 
 
-def corpus(growing: dict, wildcards: dict, setting: dict) -> dict[str, str]:
+def setting_corpus(growing: dict, wildcards: dict, setting: dict) -> dict[str, str]:
     return {"corpus": paths.prepared(setting["dataset"])}
 
 
@@ -245,7 +245,7 @@ def checkpoint_path(name: str, setting: dict, seed: int | str) -> str:
 
 
 def growth_job_inputs(growing: dict, wildcards: dict, job: dict) -> dict[str, str]:
-    return {**corpus(growing, wildcards, job["setting"]),
+    return {**setting_corpus(growing, wildcards, job["setting"]),
             "checkpoint": checkpoint_path(wildcards["setting"], job["setting"], wildcards["seed"])}
 
 
@@ -286,13 +286,13 @@ def stacking_run_paths(chapter_config: dict) -> list[str]:
 PRETRAIN = RunFamily(
     DOCUMENT, "ch5", "", pretraining_grid, "{setting}/seed{seed}", {"checkpoint": ".pt"}, verb="pretrain",
     group="growing", folder="pretrained", configured=lambda growing: bool(pretraining_grid(growing)),
-    inputs=corpus, params=pretraining_params, device=True, budget="long_training", resumable=True,
+    inputs=setting_corpus, params=pretraining_params, device=True, budget="long_training", resumable=True,
     state_folder="pretrain/{setting}", builds_models=False)
 # One job's operators: each grown from the checkpoint and trained on the same batches.
 GROW = RunFamily(
     DOCUMENT, "ch5", "", growth_job_grid, "{setting}/seed{seed}/{part}", {"run": ".npz"}, verb="grow",
-    group="growing", folder="growth", configured=bool, inputs=growth_job_inputs, params=growth_job_params, device=True,
-    budget="long_training", resumable=True, state_folder="growth/{setting}", builds_models=False)
+    group="growing", folder="growth", configured=bool, inputs=growth_job_inputs, params=growth_job_params,
+    device=True, budget="long_training", resumable=True, state_folder="growth/{setting}", builds_models=False)
 # A setting's jobs joined into its growth run, with the setting and the data source.
 GATHER = RunFamily(
     DOCUMENT, "ch5", "", growth_run_grid, "{setting}/seed{seed}", {"run": ".npz"}, verb="gather",
@@ -301,8 +301,8 @@ GATHER = RunFamily(
 # Table C.2: one model stacked in stages, by last stacking and by LAG@probe_steps at each stage.
 STACK = RunFamily(
     DOCUMENT, "ch5", "", stacking_grid, "seed{seed}", {"run": ".npz"}, verb="stack", group="stacking",
-    folder="stacking", configured=bool, inputs=stacking_inputs, params=stacking_params, device=True, budget="long_training",
-    resumable=True, state_folder="stacking", builds_models=False)
+    folder="stacking", configured=bool, inputs=stacking_inputs, params=stacking_params, device=True,
+    budget="long_training", resumable=True, state_folder="stacking", builds_models=False)
 
 FAMILIES = [TRAIN_PAIRS, TRAIN_KEPT_PAIRS, TRAIN_SWEEP, INTERPOLATE, RUN_TOY, RUN_IMAGES, RUN_SPARSITY,
             RUN_ONE_STEP, PRETRAIN, GROW, GATHER, STACK]
