@@ -7,7 +7,10 @@ from linearlens.manifests.karp_thesis import CH5_CLAIMS, ch5_growth_claim_runs
 
 KARP_CH5 = config.get("karp_thesis", {}).get("ch5") or {}
 KARP_CH5_GROWING = KARP_CH5.get("growing") or {}
-# --- Figs 5.2-5.4, Tables 5.1, 5.2 of settings grown from a given checkpoint (by checkpoint) ---
+
+# --- Figs 5.2-5.4, Tables 5.1, 5.2 of settings grown from a given checkpoint: one not there ---
+
+# the settings grown from each given checkpoint
 KARP_CH5_GIVEN = {setting["checkpoint"]: [name for name, other in KARP_CH5_GROWING.items()
                                           if other["checkpoint"] == setting["checkpoint"]]
                   for setting in KARP_CH5_GROWING.values() if setting["checkpoint"]}
@@ -61,14 +64,14 @@ KARP_CH5_GIVEN_RUNS = ch5_growth_claim_runs(config.get("karp_thesis", {}), given
 KARP_CH5_UNRELEASED_CLAIMS = paths.unreleased_claims("karp_thesis")
 
 if KARP_CH5_GIVEN_RUNS:
-    given_runs = {path for paths in KARP_CH5_GIVEN_RUNS.values() for path in paths}
+    given_runs = {path for files in KARP_CH5_GIVEN_RUNS.values() for path in files}
     UNRELEASED["karp_thesis"].append(KARP_CH5_UNRELEASED_CLAIMS)
     # with fixture_data the generated checkpoints stand in for the thesis's: their figures and tables
     # are built (and reported) like every other
     if not config.get("fixture_data"):
         UNRELEASED["karp_thesis"] += [
             entry.path("karp_thesis") for entry in built_entries("karp_thesis")
-            if entry.inputs and any(given_runs & set(paths) for paths in entry.inputs(config["karp_thesis"]).values())
+            if entry.inputs and any(given_runs & set(files) for files in entry.inputs(config["karp_thesis"]).values())
         ]
         # a corpus that only those settings read (UL2's mixture) is prepared by the opt-in target too
         KARP_CH5_RELEASED_DATASETS = {setting["dataset"] for setting in KARP_CH5_GROWING.values()
