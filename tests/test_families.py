@@ -129,6 +129,51 @@ def test_karp_ch3_grids_hold_the_runs_the_figures_read(scale):
     assert_grids_hold_the_runs_read(scale, "karp_thesis", karp_families("ch3"), "results/karp_thesis/runs/ch3/")
 
 
+# Chapter 4's rule and file as it was written by hand.
+KARP_CH4 = {"karp_thesis_ch4_run_one_step": ["one_step.npz"]}
+
+
+@pytest.mark.parametrize("scale", ["smoke", "quick", "paper", "rehearsal"])
+def test_karp_ch4_grid_holds_the_run_its_figure_and_claims_read(scale):
+    assert_grids_hold_the_runs_read(scale, "karp_thesis", karp_families("ch4"), "results/karp_thesis/runs/ch4/")
+
+
+# Chapter 5's rules and files as they were written by hand, before the families generated them.
+KARP_CH5 = {
+    "karp_thesis_ch5_pretrain": ["pretrained/{setting}/seed{seed}.pt"],
+    "karp_thesis_ch5_grow": ["growth/{setting}/seed{seed}/{part}.npz"],
+    "karp_thesis_ch5_gather": ["growth/{setting}/seed{seed}.npz"],
+    "karp_thesis_ch5_stack": ["stacking/seed{seed}.npz"],
+}
+
+
+def test_karp_ch5_jobs_keep_their_states_in_the_folders_their_scripts_resume_from():
+    families = {family.rule: family for family in karp_families("ch5")}
+    run = {"setting": "bert", "seed": "0", "part": "all"}
+    assert families["karp_thesis_ch5_pretrain"].job_state(run) == "results/karp_thesis/state/ch5/pretrain/bert"
+    assert families["karp_thesis_ch5_grow"].job_state(run) == "results/karp_thesis/state/ch5/growth/bert"
+    assert families["karp_thesis_ch5_stack"].job_state({"seed": "0"}) == "results/karp_thesis/state/ch5/stacking"
+    assert not families["karp_thesis_ch5_gather"].resumable
+
+
+@pytest.mark.parametrize("scale", ["smoke", "quick", "paper", "rehearsal"])
+def test_karp_ch5_grids_hold_the_runs_the_figures_read_and_the_jobs_they_gather(scale):
+    assert_grids_hold_the_runs_read(scale, "karp_thesis", [karp.GATHER, karp.STACK], "results/karp_thesis/runs/ch5/")
+    growing = load_scale(scale)["karp_thesis"]["ch5"]["growing"]
+    runs = [({"setting": name, "seed": str(seed)}, setting) for name, setting in growing.items()
+            for seed in setting["seeds"]]
+    gathered = {part for wildcards, setting in runs
+                for part in karp.growth_parts_and_provenance(growing, wildcards, setting)["parts"]}
+    assert gathered == set(karp.GROW.outputs_of("run", karp.growth_job_grid(growing)))
+    # the runs grown from a model pretrained here read its checkpoint, and nothing else is pretrained
+    checkpoints = {karp.checkpoint_path(wildcards["setting"], setting, wildcards["seed"])
+                   for wildcards, setting in runs}
+    pretrained = set(karp.PRETRAIN.outputs_of("checkpoint", karp.pretraining_grid(growing)))
+    assert pretrained == {path for path in checkpoints if path.startswith("results/karp_thesis/runs/ch5/")}
+    # the paper path grows the thesis's checkpoints (its rehearsal, generated stand-ins)
+    assert bool(pretrained) == (scale in ("smoke", "quick"))
+
+
 # The telescoping rules and files converted so far, as they were written by hand.
 TELESCOPING = {
     "telescoping_approximation_run": ["approximation/{setting}/lr{lr}/seed{seed}.csv"],
@@ -178,6 +223,8 @@ KEPT = [
                                                        "results/karp_thesis/state/ch2/pairs/1a/trial0/m100/block2.pt")},
                  id="karp_ch2"),
     pytest.param(karp_families("ch3"), KARP_CH3, "results/karp_thesis/runs/ch3/", {}, id="karp_ch3"),
+    pytest.param(karp_families("ch4"), KARP_CH4, "results/karp_thesis/runs/ch4/", {}, id="karp_ch4"),
+    pytest.param(karp_families("ch5"), KARP_CH5, "results/karp_thesis/runs/ch5/", {}, id="karp_ch5"),
     pytest.param(telescoping.FAMILIES, TELESCOPING, "results/telescoping/runs/",
                  {"telescoping_approximation_run": ("sgd/lr0.1/seed0",
                                                     "results/telescoping/state/approximation/sgd/lr0.1/seed0.pt"),

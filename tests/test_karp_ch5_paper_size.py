@@ -17,6 +17,7 @@ from linearlens.config import load_scale
 from linearlens.data.text import split_tokens, token_dtype, token_stream
 from linearlens.experiments.karp_thesis import ch5 as experiments
 from linearlens.growth.operators import GrowthOperator
+from linearlens.manifests import karp_thesis_runs
 from linearlens.models import transformer
 from linearlens.train.interruption import TrainingInterrupted
 from linearlens.train.language_modelling import (
@@ -261,11 +262,11 @@ CH5_TRAINING = {"karp_thesis_ch5_pretrain": "karp_thesis_ch5_pretrain.py", "karp
 
 @pytest.mark.parametrize("rule", list(CH5_TRAINING))
 def test_ch5_training_runs_on_the_configured_device(rule):
-    """Each training rule asks for the device's resources and hands the configured device on; its
-    script trains there (the model, its optimiser state and each batch) and saves a state to resume."""
-    rules = (ROOT / "rules" / "karp_thesis" / "ch5.smk").read_text()
-    block = re.search(rf"^\s*rule {rule}:\n(.*?)(?=^\s*rule |\Z)", rules, re.MULTILINE | re.DOTALL)[1]
-    assert "device=True)" in block and 'device=config["device"]' in block and "state=" in block
+    """Each training family computes on the device (its generated rule asks for the device's
+    resources and hands the configured device on) and keeps a state to resume; its script trains
+    there (the model, its optimiser state and each batch)."""
+    family = next(family for family in karp_thesis_runs.FAMILIES if family.rule == rule)
+    assert family.device and family.resumable and family.script_file == CH5_TRAINING[rule]
     script = (ROOT / "src" / "scripts" / CH5_TRAINING[rule]).read_text()
     assert "claim_device(snakemake.params.device, snakemake.rule)" in script  # first, before any data
     assert re.search(r"inputs_version\(snakemake\.input\)", script)

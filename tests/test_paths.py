@@ -16,14 +16,12 @@ NOT_CONVERTED_YET = {
     "rules/telescoping.smk", "rules/iterative_linearisation.smk",
     "rules/george_thesis/ch2.smk", "rules/george_thesis/ch3.smk", "rules/george_thesis/ch4.smk",
     "rules/george_thesis/ch5.smk",
-    "rules/karp_thesis/ch4.smk", "rules/karp_thesis/ch5.smk",
     "src/linearlens/analysis/george_thesis/ch2.py", "src/linearlens/analysis/george_thesis/ch3.py",
     "src/linearlens/analysis/george_thesis/ch4.py", "src/linearlens/analysis/george_thesis/ch5.py",
     # its default root of Fig 6.6's files, which its tests pass; removing it reruns every ch. 6 job
     # (they import the module)
     "src/linearlens/analysis/george_thesis/ch6.py",
-    "src/linearlens/analysis/karp_thesis/ch4.py", "src/linearlens/analysis/karp_thesis/ch5.py",
-    "src/linearlens/manifests/iterative_linearisation.py", "src/linearlens/manifests/karp_thesis.py",
+    "src/linearlens/manifests/iterative_linearisation.py",
     "src/linearlens/manifests/telescoping.py",
     "src/linearlens/claims/__init__.py", "src/linearlens/report.py", "src/scripts/rehearse_gpu.py",
     "src/linearlens/templates/report.html.j2",

@@ -71,6 +71,11 @@ def claims(document: str) -> str:
     return f"{RESULTS}/{document}/claims.json"
 
 
+def unreleased_claims(document: str) -> str:
+    """The claims on runs grown from checkpoints the document does not release (an opt-in target)."""
+    return f"{RESULTS}/{document}/claims_unreleased.json"
+
+
 def kernel(extraction: str, file: str) -> str:
     """A file of a kernel extraction (ntk.npz, tree_kernel.npz, summary.json)."""
     return f"{RESULTS}/kernels/{extraction}/{file}"

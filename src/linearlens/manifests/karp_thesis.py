@@ -5,17 +5,18 @@ C to chapter 5; chapters 1 and 6 have none."""
 from .. import paths
 from ..analysis.karp_thesis.ch2 import configurations, kept_sizes, sweep_settings
 from ..analysis.karp_thesis.ch3 import example_datasets, image_datasets, sparsity_settings
-from ..analysis.karp_thesis.ch4 import ONE_STEP_PATH
-from ..analysis.karp_thesis.ch5 import growth_run_paths, stacking_run_paths
 from .entries import BUILT, ILLUSTRATIVE, NOT_BUILT, ClaimSet, Entry
 from .karp_thesis_runs import (  # noqa: F401 (FAMILIES: rules/families.smk generates their rules)
     EXAMPLES_PATH,
     FAMILIES,
+    RUN_ONE_STEP,
     RUN_SPARSITY,
     RUN_TOY,
+    growth_run_paths,
     image_run_paths,
     interpolation_path,
     pair_rows_paths,
+    stacking_run_paths,
     sweep_inputs,
     toy_grid,
 )
@@ -212,7 +213,7 @@ def ch4_spec(config: dict) -> dict | None:
 
 
 def _one_step_inputs(config: dict) -> dict[str, list[str]]:
-    return {"one_step": [ONE_STEP_PATH]}
+    return {"one_step": [RUN_ONE_STEP.output("run")]}
 
 
 CH4_CLAIMS = ClaimSet(
@@ -237,13 +238,13 @@ def _growing(name: str):
 def _growth_inputs(name: str):
     def inputs(config: dict) -> dict[str, list[str]]:
         dataset = _growing(name)(config)["dataset"]
-        return {"runs": growth_run_paths(ch5_spec(config), name), "provenance": [f"results/data/{dataset}.json"]}
+        return {"runs": growth_run_paths(ch5_spec(config), name), "provenance": [paths.provenance(dataset)]}
     return inputs
 
 
 def _stacking_inputs(config: dict) -> dict[str, list[str]]:
     dataset = ch5_spec(config)["stacking"]["dataset"]
-    return {"runs": stacking_run_paths(ch5_spec(config)), "provenance": [f"results/data/{dataset}.json"]}
+    return {"runs": stacking_run_paths(ch5_spec(config)), "provenance": [paths.provenance(dataset)]}
 
 
 def ch5_growth_entry(entry_id: str, title: str, section: str, setting: str, plot: str) -> Entry:

@@ -18,7 +18,14 @@ from ..analysis.karp_thesis.ch2 import (
     training_settings,
 )
 from ..analysis.karp_thesis.ch3 import IMAGE_MODELS, image_jobs, job_training, sparsity_settings
-from ..families import CHAPTER, RunFamily
+from ..analysis.karp_thesis.ch5 import (
+    growing_run_setting,
+    growth_parts,
+    part_operators,
+    pretraining_setting,
+    stacking_run_setting,
+)
+from ..families import CHAPTER, RunFamily, one_run, per_seed
 
 DOCUMENT = "karp_thesis"
 
@@ -190,4 +197,112 @@ RUN_SPARSITY = RunFamily(
     configured=lambda chapter_config: bool(chapter_config.get("sparsity")), inputs=sparsity_data,
     params=spec_params, device=True, budget="long_training", resumable=True, own_folder=False)
 
-FAMILIES = [TRAIN_PAIRS, TRAIN_KEPT_PAIRS, TRAIN_SWEEP, INTERPOLATE, RUN_TOY, RUN_IMAGES, RUN_SPARSITY]
+
+# --- Chapter 4 ----------------------------------------------------------------------------------
+
+# Fig 4.1: one gradient step on V under uniform attention (W = 0), the gradient averaged over the
+# sampled sequences in closed form: V₀, V₁, the task and its settings. A (L + 1) × N by N × (L + 1)
+# product: well under a second on one core.
+RUN_ONE_STEP = RunFamily(
+    DOCUMENT, "ch4", "one_step", one_run("one_step"), "one_step", {"run": ".npz"}, group=CHAPTER,
+    builds_models=False, threads="", own_folder=False)
+
+
+# --- Chapter 5 and appendix C -------------------------------------------------------------------
+# Each growing setting's spec is the setting as configured; the jobs' params hold only what each
+# computes from (linearlens.analysis.karp_thesis.ch5), so a result reruns when that changes. The
+# scripts name their own state files (finished operators, stages), in a state folder per job. Their
+# code inputs are their scripts' closures, which build the transformer (builds_models=False).
+
+def pretraining_grid(growing: dict) -> dict[str, dict]:
+    """One pretraining run per seed of each setting that has no given checkpoint."""
+    return {f"{name}/seed{seed}": setting for name, setting in growing.items() if not setting["checkpoint"]
+            for seed in setting["seeds"]}
+
+
+def growth_run_grid(growing: dict) -> dict[str, dict]:
+    """One growth run per setting and seed."""
+    return {f"{name}/seed{seed}": setting for name, setting in growing.items() for seed in setting["seeds"]}
+
+
+def growth_job_grid(growing: dict) -> dict[str, dict]:
+    """A growth run's jobs: one per operator, or one for all (the setting's ``one_job_per``)."""
+    return {f"{run}/{part}": {"setting": setting, "part": part}
+            for run, setting in growth_run_grid(growing).items() for part in growth_parts(setting)}
+
+
+def setting_corpus(growing: dict, wildcards: dict, setting: dict) -> dict[str, str]:
+    return {"corpus": paths.prepared(setting["dataset"])}
+
+
+def pretraining_params(growing: dict, setting: dict) -> dict:
+    return {"setting": pretraining_setting(setting), "micro_batch_size": setting.get("micro_batch_size")}
+
+
+def checkpoint_path(name: str, setting: dict, seed: int | str) -> str:
+    """The model the setting grows: the configured checkpoint, or the one pretrained here."""
+    return setting["checkpoint"] or PRETRAIN.output("checkpoint", f"{name}/seed{seed}")
+
+
+def growth_job_inputs(growing: dict, wildcards: dict, job: dict) -> dict[str, str]:
+    return {**setting_corpus(growing, wildcards, job["setting"]),
+            "checkpoint": checkpoint_path(wildcards["setting"], job["setting"], wildcards["seed"])}
+
+
+def growth_job_params(growing: dict, job: dict) -> dict:
+    setting = job["setting"]
+    return {"setting": growing_run_setting(setting), "operators": part_operators(setting, job["part"]),
+            "micro_batch_size": setting.get("micro_batch_size")}
+
+
+def growth_parts_and_provenance(growing: dict, wildcards: dict, setting: dict) -> dict:
+    run = GATHER.id_of(wildcards)
+    return {"parts": GROW.outputs_of("run", [f"{run}/{part}" for part in growth_parts(setting)]),
+            "provenance": paths.provenance(setting["dataset"])}
+
+
+stacking_grid = per_seed(lambda stacking: stacking)
+
+
+def stacking_inputs(stacking: dict, wildcards: dict, spec: dict) -> dict[str, str]:
+    return {"corpus": paths.prepared(stacking["dataset"]), "provenance": paths.provenance(stacking["dataset"])}
+
+
+def stacking_params(stacking: dict, spec: dict) -> dict:
+    return {"spec": stacking_run_setting(stacking), "micro_batch_size": stacking.get("micro_batch_size")}
+
+
+def growth_run_paths(chapter_config: dict, name: str) -> list[str]:
+    """The growth runs of a setting, one per seed."""
+    return GATHER.outputs_of("run", [f"{name}/seed{seed}" for seed in chapter_config["growing"][name]["seeds"]])
+
+
+def stacking_run_paths(chapter_config: dict) -> list[str]:
+    stacking = chapter_config.get("stacking")
+    return STACK.outputs_of("run", stacking_grid(stacking)) if stacking else []
+
+
+# Figs 5.2-5.4, Tables 5.1, 5.2: the L-layer model a setting grows, with its optimiser state.
+PRETRAIN = RunFamily(
+    DOCUMENT, "ch5", "", pretraining_grid, "{setting}/seed{seed}", {"checkpoint": ".pt"}, verb="pretrain",
+    group="growing", folder="pretrained", configured=lambda growing: bool(pretraining_grid(growing)),
+    inputs=setting_corpus, params=pretraining_params, device=True, budget="long_training", resumable=True,
+    state_folder="pretrain/{setting}", builds_models=False)
+# One job's operators: each grown from the checkpoint and trained on the same batches.
+GROW = RunFamily(
+    DOCUMENT, "ch5", "", growth_job_grid, "{setting}/seed{seed}/{part}", {"run": ".npz"}, verb="grow",
+    group="growing", folder="growth", configured=bool, inputs=growth_job_inputs, params=growth_job_params,
+    device=True, budget="long_training", resumable=True, state_folder="growth/{setting}", builds_models=False)
+# A setting's jobs joined into its growth run, with the setting and the data source.
+GATHER = RunFamily(
+    DOCUMENT, "ch5", "", growth_run_grid, "{setting}/seed{seed}", {"run": ".npz"}, verb="gather",
+    group="growing", folder="growth", configured=bool, inputs=growth_parts_and_provenance,
+    params=lambda growing, setting: {"setting": setting}, builds_models=False, threads="")
+# Table C.2: one model stacked in stages, by last stacking and by LAG@probe_steps at each stage.
+STACK = RunFamily(
+    DOCUMENT, "ch5", "", stacking_grid, "seed{seed}", {"run": ".npz"}, verb="stack", group="stacking",
+    folder="stacking", configured=bool, inputs=stacking_inputs, params=stacking_params, device=True,
+    budget="long_training", resumable=True, state_folder="stacking", builds_models=False)
+
+FAMILIES = [TRAIN_PAIRS, TRAIN_KEPT_PAIRS, TRAIN_SWEEP, INTERPOLATE, RUN_TOY, RUN_IMAGES, RUN_SPARSITY,
+            RUN_ONE_STEP, PRETRAIN, GROW, GATHER, STACK]

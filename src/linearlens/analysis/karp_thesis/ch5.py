@@ -1,8 +1,8 @@
-"""Chapter 5 and Appendix C, landscape-aware growing of language models: where the runs live, how
-they are read, and the summaries behind Figs 5.2-5.4 and Tables 5.1, 5.2, C.2 (torch-free: numpy,
+"""Chapter 5 and Appendix C, landscape-aware growing of language models: how the runs are cut into
+jobs and read, and the summaries behind Figs 5.2-5.4 and Tables 5.1, 5.2, C.2 (torch-free: numpy,
 pandas, scipy). Fig 5.1 is a drawing, in figures.karp_thesis.ch5.
 
-A **growth run** (one per growing setting and seed: ``growth_run_path``) is one pretrained model
+A **growth run** (one per growing setting and seed) is one pretrained model
 grown by every operator of the setting's space, each grown model trained the same number of steps
 on the same batches. Its arrays:
 
@@ -16,7 +16,7 @@ on the same batches. Its arrays:
 - ``settings`` (): a JSON string: the setting as configured (name, objective, layers, grown layers,
   window_end, window_every, lag, lag_k, smoothing, final step, ...) and the data it was made from
 
-A **stacking run** (``stacking_run_path``) trains the same deep model in stages by last stacking
+A **stacking run** trains the same deep model in stages by last stacking
 and by adaptive stacking (LAG@k per stage). Its arrays:
 
 - ``strategy`` (2,) str: "adaptive", "last"
@@ -47,31 +47,6 @@ from scipy import stats
 
 from ...growth.operators import operator_space
 
-RUNS = "results/karp_thesis/runs/ch5"
-
-
-def growth_run_path(setting: str, seed: int | str) -> str:
-    return f"{RUNS}/growth/{setting}/seed{seed}.npz"
-
-
-def pretrained_path(setting: str, seed: int | str) -> str:
-    """The pretrained model (and its optimiser state) every operator of a growth run starts from."""
-    return f"{RUNS}/pretrained/{setting}/seed{seed}.pt"
-
-
-def stacking_run_path(seed: int | str) -> str:
-    return f"{RUNS}/stacking/seed{seed}.npz"
-
-
-def growth_part_path(setting: str, seed: int | str, part: str) -> str:
-    """One job's grown models (``part``: an operator's name, or "all")."""
-    return f"{RUNS}/growth/{setting}/seed{seed}/{part}.npz"
-
-
-def growth_state_dir(setting: str) -> str:
-    """Finished operators of an interrupted growth job (not an output: it survives a killed job)."""
-    return f"results/karp_thesis/state/ch5/growth/{setting}"
-
 
 def growth_operator_names(setting: dict) -> list[str]:
     return [op.name for op in operator_space(setting["grown_layers"], setting["starts"], setting["block_sizes"],
@@ -85,19 +60,6 @@ def growth_parts(setting: dict) -> list[str]:
 
 def part_operators(setting: dict, part: str) -> list[str]:
     return growth_operator_names(setting) if part == "all" else [part]
-
-
-def checkpoint_path(name: str, setting: dict, seed: int | str) -> str:
-    """The model the setting grows: the configured checkpoint, or the one pretrained here."""
-    return setting["checkpoint"] or pretrained_path(name, seed)
-
-
-def growth_run_paths(spec: dict, name: str) -> list[str]:
-    return [growth_run_path(name, seed) for seed in spec["growing"][name]["seeds"]]
-
-
-def stacking_run_paths(spec: dict) -> list[str]:
-    return [stacking_run_path(seed) for seed in spec["stacking"]["seeds"]] if spec.get("stacking") else []
 
 
 # What each job's params hold, so that a result reruns when what it depends on changes and for
@@ -119,16 +81,6 @@ def growing_run_setting(setting: dict) -> dict:
 
 def stacking_run_setting(spec: dict) -> dict:
     return {key: value for key, value in spec.items() if key not in ("seeds",) + MEMORY_KEYS}
-
-
-def pretraining_state_dir(setting: str) -> str:
-    """An interrupted pretraining job's training state (not an output: it survives a killed job)."""
-    return f"results/karp_thesis/state/ch5/pretrain/{setting}"
-
-
-def stacking_state_dir() -> str:
-    """An interrupted stacking job's finished segments and training state."""
-    return "results/karp_thesis/state/ch5/stacking"
 
 
 def read_run(path: str) -> dict:
