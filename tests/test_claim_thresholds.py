@@ -6,6 +6,9 @@ import dataclasses
 import pytest
 
 from configured import claim_thresholds
+from linearlens.claims.george_thesis.ch2 import GaussianThresholds
+from linearlens.claims.george_thesis.ch3 import FisherQualityThresholds
+from linearlens.claims.george_thesis.ch4 import AutoencoderThresholds, CifarThresholds, KfeTrackingThresholds
 from linearlens.claims.iterative_linearisation import Thresholds
 from linearlens.claims.karp_thesis.ch2 import StabilityThresholds
 from linearlens.claims.karp_thesis.ch3 import LocalSignalThresholds, ToyThresholds
@@ -22,6 +25,11 @@ CONFIGURED = [
     ("karp_thesis", "local_signal", LocalSignalThresholds),
     ("karp_thesis", "structure", StructureThresholds),
     ("karp_thesis", "growing", GrowingThresholds),
+    ("george_thesis", "gaussian", GaussianThresholds),
+    ("george_thesis", "fisher_quality", FisherQualityThresholds),
+    ("george_thesis", "kfe_tracking", KfeTrackingThresholds),
+    ("george_thesis", "autoencoder", AutoencoderThresholds),
+    ("george_thesis", "cifar", CifarThresholds),
 ]
 
 
