@@ -9,6 +9,8 @@ from configured import claim_thresholds
 from linearlens.claims.george_thesis.ch2 import GaussianThresholds
 from linearlens.claims.george_thesis.ch3 import FisherQualityThresholds
 from linearlens.claims.george_thesis.ch4 import AutoencoderThresholds, CifarThresholds, KfeTrackingThresholds
+from linearlens.claims.george_thesis.ch5 import AnalyticThresholds, DifficultyThresholds, SpuriousThresholds
+from linearlens.claims.george_thesis.ch5 import ToyThresholds as GeorgeToyThresholds
 from linearlens.claims.iterative_linearisation import Thresholds
 from linearlens.claims.karp_thesis.ch2 import StabilityThresholds
 from linearlens.claims.karp_thesis.ch3 import LocalSignalThresholds, ToyThresholds
@@ -30,6 +32,10 @@ CONFIGURED = [
     ("george_thesis", "kfe_tracking", KfeTrackingThresholds),
     ("george_thesis", "autoencoder", AutoencoderThresholds),
     ("george_thesis", "cifar", CifarThresholds),
+    ("george_thesis", "toy", GeorgeToyThresholds),
+    ("george_thesis", "analytic", AnalyticThresholds),
+    ("george_thesis", "difficulty", DifficultyThresholds),
+    ("george_thesis", "spurious", SpuriousThresholds),
 ]
 
 

@@ -130,6 +130,8 @@ def test_quick_and_smoke_configs_need_no_download():
          "george_thesis.claim_thresholds.autoencoder", "'epoch_shares' was unexpected"),
         (lambda c: c["george_thesis"]["claim_thresholds"].pop("kfe_tracking"),
          "george_thesis.claim_thresholds", "'kfe_tracking' is a required property"),
+        (lambda c: c["george_thesis"]["claim_thresholds"]["difficulty"].update(turning_points=[1.25]),
+         "george_thesis.claim_thresholds.difficulty.turning_points", "is too short"),
         # the thesis sections: optional, but closed until their chapters add keys
         (lambda c: c.update(george_thesis={"chapter_2": {}}), "george_thesis", "'chapter_2' was unexpected"),
         (lambda c: c.update(karp_thesis={"chapter_2": {}}), "karp_thesis", "'chapter_2' was unexpected"),

@@ -191,7 +191,7 @@ def spurious_figure(figure_id: str, title: str, section: str) -> Entry:
 
 SPURIOUS_CLAIMS = ClaimSet(
     f"{CLAIMS_CH5}:spurious_claims", lambda config: spurious_inputs(ch5_group(config, "spurious"), "claims"),
-    params=lambda config: {"thresholds": claim_thresholds(config, None),
+    params=lambda config: {"thresholds": claim_thresholds(config, "spurious"),
                            **spurious_params(ch5_group(config, "spurious"), "claims")},
     configured=lambda config: spurious_configured(ch5_group(config, "spurious"), "claims"))
 
@@ -515,9 +515,9 @@ CLAIM_SETS = [
     group_claims("autoencoder_claims", "autoencoder", autoencoder_runs, "ch4", "autoencoder"),
     group_claims("vgg_claims", "vgg", cifar_runs("vgg"), "ch4", "cifar"),
     group_claims("resnet_claims", "resnet", cifar_runs("resnet"), "ch4", "cifar"),
-    group_claims("toy_claims", "toy", toy_inputs, "ch5"),
-    group_claims("analytic_claims", "analytic", analytic_claim_inputs, "ch5"),
-    group_claims("difficulty_claims", "difficulty", difficulty_claim_inputs, "ch5"),
+    group_claims("toy_claims", "toy", toy_inputs, "ch5", "toy"),
+    group_claims("analytic_claims", "analytic", analytic_claim_inputs, "ch5", "analytic"),
+    group_claims("difficulty_claims", "difficulty", difficulty_claim_inputs, "ch5", "difficulty"),
     SPURIOUS_CLAIMS,
     ClaimSet(f"{CLAIMS_CH6}:alignment_claims", _kernel_inputs("alignment", _both_spectra, ALIGNMENT_FILES),
              params=_claim_params("alignment", _both_spectra), configured=_configured("alignment")),
