@@ -11,6 +11,12 @@ from linearlens.claims.george_thesis.ch3 import FisherQualityThresholds
 from linearlens.claims.george_thesis.ch4 import AutoencoderThresholds, CifarThresholds, KfeTrackingThresholds
 from linearlens.claims.george_thesis.ch5 import AnalyticThresholds, DifficultyThresholds, SpuriousThresholds
 from linearlens.claims.george_thesis.ch5 import ToyThresholds as GeorgeToyThresholds
+from linearlens.claims.george_thesis.ch6 import (
+    PerturbationThresholds,
+    RbfCapacityThresholds,
+    SpectralBiasThresholds,
+    SupernatThresholds,
+)
 from linearlens.claims.iterative_linearisation import Thresholds
 from linearlens.claims.karp_thesis.ch2 import StabilityThresholds
 from linearlens.claims.karp_thesis.ch3 import LocalSignalThresholds, ToyThresholds
@@ -36,6 +42,10 @@ CONFIGURED = [
     ("george_thesis", "analytic", AnalyticThresholds),
     ("george_thesis", "difficulty", DifficultyThresholds),
     ("george_thesis", "spurious", SpuriousThresholds),
+    ("george_thesis", "spectral_bias", SpectralBiasThresholds),
+    ("george_thesis", "supernat", SupernatThresholds),
+    ("george_thesis", "rbf_capacity", RbfCapacityThresholds),
+    ("george_thesis", "perturbation", PerturbationThresholds),
 ]
 
 

@@ -526,9 +526,9 @@ CLAIM_SETS = [
              params=_claim_params("easy_difficult", lambda g: hierarchy_runs(g) + depth_runs(g)),
              configured=_configured("easy_difficult")),
     group_claims("disk_claims", "disk", lambda spec: {"runs": disk_inputs(spec)["runs"]}),
-    group_claims("spectral_bias_claims", "spectral_bias", single_run(RUN_SPECTRAL_BIAS, "run")),
-    group_claims("supernat_claims", "supernat", single_run(RUN_SUPERNAT)),
-    group_claims("rbf_capacity_claims", "rbf_capacity", single_run(RUN_RBF_CAPACITY)),
-    group_claims("perturbation_claims", "perturbation", perturbation_inputs),
+    group_claims("spectral_bias_claims", "spectral_bias", single_run(RUN_SPECTRAL_BIAS, "run"), thresholds="spectral_bias"),
+    group_claims("supernat_claims", "supernat", single_run(RUN_SUPERNAT), thresholds="supernat"),
+    group_claims("rbf_capacity_claims", "rbf_capacity", single_run(RUN_RBF_CAPACITY), thresholds="rbf_capacity"),
+    group_claims("perturbation_claims", "perturbation", perturbation_inputs, thresholds="perturbation"),
     group_claims("complexity_claims", "complexity", complexity_inputs),
 ]
