@@ -6,6 +6,17 @@ import dataclasses
 import pytest
 
 from configured import claim_thresholds
+from linearlens.claims.george_thesis.ch2 import GaussianThresholds
+from linearlens.claims.george_thesis.ch3 import FisherQualityThresholds
+from linearlens.claims.george_thesis.ch4 import AutoencoderThresholds, CifarThresholds, KfeTrackingThresholds
+from linearlens.claims.george_thesis.ch5 import AnalyticThresholds, DifficultyThresholds, SpuriousThresholds
+from linearlens.claims.george_thesis.ch5 import ToyThresholds as GeorgeToyThresholds
+from linearlens.claims.george_thesis.ch6 import (
+    PerturbationThresholds,
+    RbfCapacityThresholds,
+    SpectralBiasThresholds,
+    SupernatThresholds,
+)
 from linearlens.claims.iterative_linearisation import Thresholds
 from linearlens.claims.karp_thesis.ch2 import StabilityThresholds
 from linearlens.claims.karp_thesis.ch3 import LocalSignalThresholds, ToyThresholds
@@ -22,6 +33,19 @@ CONFIGURED = [
     ("karp_thesis", "local_signal", LocalSignalThresholds),
     ("karp_thesis", "structure", StructureThresholds),
     ("karp_thesis", "growing", GrowingThresholds),
+    ("george_thesis", "gaussian", GaussianThresholds),
+    ("george_thesis", "fisher_quality", FisherQualityThresholds),
+    ("george_thesis", "kfe_tracking", KfeTrackingThresholds),
+    ("george_thesis", "autoencoder", AutoencoderThresholds),
+    ("george_thesis", "cifar", CifarThresholds),
+    ("george_thesis", "toy", GeorgeToyThresholds),
+    ("george_thesis", "analytic", AnalyticThresholds),
+    ("george_thesis", "difficulty", DifficultyThresholds),
+    ("george_thesis", "spurious", SpuriousThresholds),
+    ("george_thesis", "spectral_bias", SpectralBiasThresholds),
+    ("george_thesis", "supernat", SupernatThresholds),
+    ("george_thesis", "rbf_capacity", RbfCapacityThresholds),
+    ("george_thesis", "perturbation", PerturbationThresholds),
 ]
 
 

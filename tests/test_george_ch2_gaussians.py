@@ -8,6 +8,7 @@ from statistics import NormalDist
 import numpy as np
 import pytest
 
+from configured import claim_thresholds
 from linearlens.analysis.george_thesis.ch2 import pair_table
 from linearlens.claims.george_thesis.ch2 import gaussians_claims
 from linearlens.experiments.george_thesis.ch2 import (
@@ -86,7 +87,7 @@ def save_run(tmp_path, record):
 
 
 def test_claims_pass_on_the_closed_forms_and_fail_when_the_pairs_look_alike(tmp_path):
-    params = {"thresholds": "quick", "spec": SPEC}
+    params = {"thresholds": claim_thresholds("george_thesis", "quick", "gaussian"), "spec": SPEC}
     checks = gaussians_claims(ClaimsJob({"run": [save_run(tmp_path, gaussians_run(SPEC))]}, params))
     assert [check.passed for check in checks] == [True] * 4
     record = gaussians_run(SPEC)

@@ -9,6 +9,7 @@ import pytest
 import torch
 from torch.func import jacrev, vmap
 
+from configured import claim_thresholds
 from linearlens.analysis.george_thesis.ch3 import (
     block_contrast,
     centred,
@@ -148,6 +149,8 @@ def tiny_dataset(path):
     return str(path)
 
 
+FISHER_QUALITY = claim_thresholds("george_thesis", "quick", "fisher_quality")
+
 SPEC = {"dataset": "tiny", "model": {"name": "conv_pool_cnn", "width": 2}, "dtype": "float64", "seed": 0,
         "training": {"epochs": 2, "batch_size": 10, "optimiser": {"name": "sgd", "lr": 0.1, "momentum": 0.9},
                      "lr_schedule": "cosine", "crop_padding": 1, "flip": True},
@@ -198,9 +201,9 @@ def test_run_figures_and_claims_end_to_end(tmp_path):
         assert sidecar["data_source"] == "tiny random images; network: conv_pool_cnn, width=2, stand-in for ResNet50"
         assert "initialisation" in sidecar["caption"]
 
-    job = ClaimsJob({"runs": [str(p) for p in quality]}, {"thresholds": "quick", "spec": SPEC})
+    job = ClaimsJob({"runs": [str(p) for p in quality]}, {"thresholds": FISHER_QUALITY, "spec": SPEC})
     checks = fisher_quality_claims(job) + ntk_pair_claims(
-        ClaimsJob({"runs": [str(p) for p in pairs]}, {"thresholds": "quick", "spec": SPEC}))
+        ClaimsJob({"runs": [str(p) for p in pairs]}, {"spec": SPEC}))
     assert [c.claim_id for c in checks] == ["H1"] + ["H2"] * 6 + ["F3.7"] * 2
     assert checks[0].passed is True
     trace = next(c for c in checks if "very accurately" in c.statement)
@@ -236,9 +239,9 @@ def test_h2_claims_pass_and_fail_on_known_numbers(tmp_path):
         paths.append(tmp_path / f"{epoch}.json")
         paths[-1].write_text(json.dumps(fake_record(epoch, scores)))
     independent = {"fisher": {"approximation_draws": "independent", "examples": 300, "samples": 5}}
-    job = ClaimsJob({"runs": [str(paths[0])]}, {"thresholds": "quick", "spec": independent})
+    job = ClaimsJob({"runs": [str(paths[0])]}, {"thresholds": FISHER_QUALITY, "spec": independent})
     assert [c.passed for c in fisher_quality_claims(job)] == [True] * 7
-    job = ClaimsJob({"runs": [str(p) for p in paths]}, {"thresholds": "quick", "spec": independent})
+    job = ClaimsJob({"runs": [str(p) for p in paths]}, {"thresholds": FISHER_QUALITY, "spec": independent})
     assert [c.passed for c in fisher_quality_claims(job)] == [True, False, False, False, False, True, False]
 
 
@@ -255,7 +258,7 @@ def test_h2_best_is_a_lead_the_directions_resolve(tmp_path):
         path = tmp_path / "0.json"
         path.write_text(json.dumps(fake_record(0, scores)))
         fisher = {"approximation_draws": "independent", "examples": 300, "samples": 5}
-        job = ClaimsJob({"runs": [str(path)]}, {"thresholds": "quick", "spec": {"fisher": fisher}})
+        job = ClaimsJob({"runs": [str(path)]}, {"thresholds": FISHER_QUALITY, "spec": {"fisher": fisher}})
         return next(c for c in fisher_quality_claims(job) if c.statement.endswith("forward FIM: Fv"))
 
     tie = fv_check([0.81, 0.79, 0.84, 0.77], [0.80, 0.81, 0.78, 0.80])  # EKFAC +0.005 on average, ± 0.02 s.e.
@@ -280,7 +283,7 @@ def test_h2_trace_check_fails_on_monte_carlo_errors_above_its_threshold(tmp_path
 
     def trace_check(draws):
         fisher = {"approximation_draws": draws, "examples": 300, "samples": 5}
-        job = ClaimsJob({"runs": [str(path)]}, {"thresholds": "quick", "spec": {"fisher": fisher}})
+        job = ClaimsJob({"runs": [str(path)]}, {"thresholds": FISHER_QUALITY, "spec": {"fisher": fisher}})
         return next(c for c in fisher_quality_claims(job) if "very accurately" in c.statement)
 
     independent = trace_check("independent")

@@ -5,10 +5,11 @@ Hand-built frames only: no training."""
 import numpy as np
 import pandas as pd
 
+from configured import claim_thresholds
 from linearlens.analysis.george_thesis.ch4 import setting_envelopes, stalled, time_envelope
 from linearlens.claims.george_thesis.ch4 import (
-    AUTOENCODER_THRESHOLDS,
-    CIFAR_THRESHOLDS,
+    AutoencoderThresholds,
+    CifarThresholds,
     _amortisation_checks,
     _generalisation_check,
     _ordering_check,
@@ -23,7 +24,8 @@ from linearlens.claims.george_thesis.ch4 import (
 )
 from linearlens.manifests.jobs import ClaimsJob
 
-QUICK = AUTOENCODER_THRESHOLDS["quick"]
+QUICK = AutoencoderThresholds(**claim_thresholds("george_thesis", "quick", "autoencoder"))
+CIFAR = {scale: CifarThresholds(**claim_thresholds("george_thesis", scale, "cifar")) for scale in ("quick", "paper")}
 
 
 def curve(run, optimiser, losses, seconds_per_epoch=1.0, **columns):
@@ -105,7 +107,7 @@ def test_schedule_benefit_is_over_every_baseline_not_kfac_alone():
     frame = pd.concat([curve("e", "ekfac", [4, 2, 1, 0.5], halve_every=1.0),
                        curve("r", "ekfac_ra", [4, 2, 1, 0.5], halve_every=1.0),
                        curve("k", "kfac", [4, 3, 2, 1], halve_every=1.0)])
-    limits = CIFAR_THRESHOLDS["quick"]
+    limits = CIFAR["quick"]
     beaten = pd.concat([frame, curve("b", "sgd_bn", [4, 3.5, 3, 2], halve_every=1.0)])
     assert _schedule_check(beaten, spec, limits, "fig_A_5").passed is True
     lower = pd.concat([frame, curve("b", "sgd_bn", [4, 1, 0.5, 0.2], halve_every=1.0)])
@@ -132,7 +134,7 @@ def cnn_envelopes(curves: dict[tuple[str, int], list[float]]):
 def test_per_epoch_ordering_fails_where_a_baseline_is_lower():
     """Counter-example to "EKFAC yields better optimisation than KFAC and the SGD baselines per epoch" (Fig 4.5,
     and Fig 4.6's EKFAC-ra): below KFAC throughout but above SGD + BN at every epoch fails."""
-    limits = CIFAR_THRESHOLDS["quick"]
+    limits = CIFAR["quick"]
     envelopes = cnn_envelopes({("ekfac", 20): [4, 2, 1, 0.5], ("kfac", 20): [4, 3, 2, 1],
                                ("sgd_bn", 10): [4, 1, 0.4, 0.1]})
     check = _ordering_check(envelopes, "EKFAC, batch 20", ["KFAC, batch 20", "SGD + BN, batch 10"], limits,
@@ -149,7 +151,7 @@ def test_generalisation_fails_when_the_validation_error_is_worse_than_the_baseli
                           curve("s", "sgd", [2, 1], val_error=[0.9, 0.3], halve_every=np.nan),
                           curve("b", "sgd_bn", [2, 1], val_error=[0.9, 0.05], halve_every=np.nan)])
     baselines = [("sgd", 20), ("sgd_bn", 20)]
-    limits = CIFAR_THRESHOLDS["quick"]
+    limits = CIFAR["quick"]
     assert _generalisation_check(runs(0.15), ("ekfac", 20), baselines, limits, "fig_4_5").passed is False
     assert _generalisation_check(runs(0.06), ("ekfac", 20), baselines, limits, "fig_4_5").passed is True
 
@@ -172,7 +174,7 @@ def test_batch_size_consistency_fails_where_kfac_wins_at_one_batch_size():
     below KFAC at two batch sizes but above it at the third fails, though its mean log gain over all three
     is positive."""
     kfac = [4, 3, 2, 1]
-    limits = CIFAR_THRESHOLDS["quick"]
+    limits = CIFAR["quick"]
     mixed = cnn_envelopes({("kfac", 10): kfac, ("ekfac", 10): [4, 0.5, 0.2, 0.1], ("kfac", 20): kfac,
                            ("ekfac", 20): [4, 2, 1, 0.5], ("kfac", 50): kfac, ("ekfac", 50): [4, 3.2, 2.2, 1.1]})
     check = batch_size_consistency_check(mixed, limits)
@@ -190,7 +192,7 @@ def test_wall_clock_claim_fails_where_a_baseline_is_lower_at_the_common_time():
         return pd.DataFrame({"setting": ["EKFAC-ra, batch 20"] * 3 + ["SGD + BN, batch 10"] * 3,
                              "seconds": [1.0, 2.0, 3.0] * 2, "train_loss": [2.0, 1.0, 0.5, *sgd_losses]})
     statement = "EKFAC-ra shows wall-clock improvements over the baselines"
-    paper, quick = CIFAR_THRESHOLDS["paper"], CIFAR_THRESHOLDS["quick"]
+    paper, quick = CIFAR["paper"], CIFAR["quick"]
     slower = _time_check(timed([1.5, 0.4, 0.1]), "EKFAC-ra, batch 20", ["SGD + BN, batch 10"], paper, "fig_4_5",
                          statement)
     assert slower.passed is False and "SGD + BN, batch 10 0.1" in slower.measured

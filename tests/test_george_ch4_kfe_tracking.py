@@ -11,6 +11,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from configured import claim_thresholds
 from linearlens.analysis.george_thesis.ch4 import recompute_drift, theorem_margins
 from linearlens.claims.george_thesis.ch4 import kfe_tracking_claims
 from linearlens.curvature import ParameterLayout, in_eigenbasis
@@ -221,7 +222,7 @@ def save_run(tmp_path, frame, correlations):
 
 def test_claims_check_the_theorem_and_fail_when_it_is_broken(run, tmp_path):
     frame, correlations = run
-    params = {"thresholds": "quick", "spec": SPEC}
+    params = {"thresholds": claim_thresholds("george_thesis", "quick", "kfe_tracking"), "spec": SPEC}
     checks = kfe_tracking_claims(ClaimsJob(save_run(tmp_path, frame, correlations), params))
     assert [check.claim_id for check in checks] == ["H3", "H4", "H4", "H4"]
     assert checks[0].passed is True
@@ -241,7 +242,7 @@ def test_drift_claim_needs_ekfac_to_drift_far_less_than_kfac(tmp_path):
     frame = pd.DataFrame({"step": steps, "recomputed_at": steps // 20 * 20})
     for method in ("kfac", "ekfac", "ekfac_probe"):
         frame[f"{method}_error_full"] = 1.0
-    params = {"thresholds": "quick", "spec": SPEC}
+    params = {"thresholds": claim_thresholds("george_thesis", "quick", "kfe_tracking"), "spec": SPEC}
     correlations = {"parameter_basis": np.eye(3) + 0.5, "kfe": np.eye(3)}
 
     def drift_check(ekfac_rise):

@@ -12,6 +12,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from configured import claim_thresholds
 from linearlens.analysis.george_thesis.ch4 import (
     batch_size_settings,
     best_validation_runs,
@@ -25,7 +26,7 @@ from linearlens.analysis.george_thesis.ch4 import (
     selected_point,
     setting_envelopes,
 )
-from linearlens.claims.george_thesis.ch4 import autoencoder_claims, resnet_claims, vgg_claims
+from linearlens.claims.george_thesis.ch4 import CifarThresholds, autoencoder_claims, resnet_claims, vgg_claims
 from linearlens.curvature import fisher
 from linearlens.experiments.george_thesis.ch4 import (
     SpectrumTracking,
@@ -212,7 +213,7 @@ def test_figures_write_their_files_and_name_their_choices(runs, tmp_path):
 
 
 def test_claims_report_every_check_and_follow_the_runs(runs, tmp_path):
-    params = {"thresholds": "quick", "spec": SPEC}
+    params = {"thresholds": claim_thresholds("george_thesis", "quick", "autoencoder"), "spec": SPEC}
     checks = autoencoder_claims(ClaimsJob(runs, params))
     assert [c.claim_id for c in checks] == ["H5"] * 4 + ["H6"] * 3
     assert checks[2].passed is None and "CPU timings" in checks[2].note  # wall-clock: not asserted at quick
@@ -231,6 +232,8 @@ def test_claims_report_every_check_and_follow_the_runs(runs, tmp_path):
 
 
 # --- Figs 4.5-4.6, A.1-A.5: the CNN groups ---
+
+PAPER_CIFAR = claim_thresholds("george_thesis", "paper", "cifar")
 
 CNN = {"task": "classification", "model": {"name": "resnet", "widths": [2, 4], "blocks": [1, 1], "shortcut": "B",
                                           "batch_norm": False, "init": "residual_a3", "in_channels": 1},
@@ -298,23 +301,23 @@ def test_cnn_figures_and_claims_on_the_runs(cnn_runs, tmp_path):
         assert sidecar["data_source"].startswith("toy images; network: resnet, ") and "stand-in for ResNet34" in \
             sidecar["data_source"]  # the stand-in network named on the image
     for claims, count in ((vgg_claims, 7), (resnet_claims, 4)):
-        checks = claims(ClaimsJob(cnn_runs, {"thresholds": "quick", "spec": CNN}))
+        checks = claims(ClaimsJob(cnn_runs, {"thresholds": claim_thresholds("george_thesis", "quick", "cifar"), "spec": CNN}))
         assert len(checks) == count and all(c.claim_id == "H7" for c in checks)
         unasserted = [c for c in checks if c.passed is None]
         assert unasserted and all("paper scale only" in c.note for c in unasserted)
-        assert all(c.passed is not None for c in claims(ClaimsJob(cnn_runs, {"thresholds": "paper", "spec": CNN})))
+        assert all(c.passed is not None for c in claims(ClaimsJob(cnn_runs, {"thresholds": PAPER_CIFAR, "spec": CNN})))
 
 
 def test_the_catch_up_claim_says_which_setting_has_no_runs_instead_of_failing():
-    from linearlens.claims.george_thesis.ch4 import CIFAR_THRESHOLDS, _catch_up_check
+    from linearlens.claims.george_thesis.ch4 import _catch_up_check
     envelopes = pd.DataFrame({"setting": ["EKFAC, batch 32", "EKFAC-ra, batch 32"] * 2, "seconds": [1.0, 1.0, 2.0, 2.0],
                               "train_loss": [2.0, 1.9, 1.5, 1.4]})
     check = _catch_up_check(envelopes, "KFAC, batch 200", "EKFAC, batch 32", "EKFAC-ra, batch 32",
-                            CIFAR_THRESHOLDS["paper"])
+                            CifarThresholds(**PAPER_CIFAR))
     assert check.passed is None and check.measured == "no runs of KFAC, batch 200"
     present = pd.concat([envelopes, envelopes.assign(setting="KFAC, batch 200", train_loss=[1.6, 1.6, 1.45, 1.45])])
     assert _catch_up_check(present, "KFAC, batch 200", "EKFAC, batch 32", "EKFAC-ra, batch 32",
-                           CIFAR_THRESHOLDS["paper"]).passed is True
+                           CifarThresholds(**PAPER_CIFAR)).passed is True
     behind = pd.concat([envelopes, envelopes.assign(setting="KFAC, batch 200", train_loss=[2.5, 2.5, 2.2, 2.2])])
     assert _catch_up_check(behind, "KFAC, batch 200", "EKFAC, batch 32", "EKFAC-ra, batch 32",
-                           CIFAR_THRESHOLDS["paper"]).passed is False
+                           CifarThresholds(**PAPER_CIFAR)).passed is False

@@ -11,8 +11,9 @@ import torch
 from scipy.integrate import solve_ivp
 from torch import nn
 
+from configured import claim_thresholds
 from linearlens.analysis.george_thesis.ch5 import crossing_time, group_curves, learning_order
-from linearlens.claims.george_thesis.ch5 import ANALYTIC_THRESHOLDS, _example_checks, analytic_claims
+from linearlens.claims.george_thesis.ch5 import AnalyticThresholds, _example_checks, analytic_claims
 from linearlens.experiments.george_thesis.ch5 import (
     alpha_scaled_gradient_descent,
     analytic_run,
@@ -34,6 +35,8 @@ from linearlens.manifests.jobs import ClaimsJob
 from linearlens.models.deep_linear import DeepLinear
 
 TOLERANCE = {"rtol": 1e-9, "atol": 1e-12}
+
+QUICK = AnalyticThresholds(**claim_thresholds("george_thesis", "quick", "analytic"))
 
 
 def integrate(rhs, start, times):
@@ -277,7 +280,7 @@ def test_analytic_claims_on_the_closed_forms(tmp_path):
         runs.append(tmp_path / f"{name}.npz")
         np.savez_compressed(runs[-1], **twolayer_run(name, SMALL))
     job = ClaimsJob({"closed_forms": [str(closed)], "twolayer": [str(path) for path in runs]},
-                    {"thresholds": "quick", "spec": SMALL}, logging.getLogger("test"))
+                    {"thresholds": claim_thresholds("george_thesis", "quick", "analytic"), "spec": SMALL}, logging.getLogger("test"))
     checks = analytic_claims(job)
     closed_form_checks = [check for check in checks if check.figure == "fig_5_4"]
     simulation_checks = [check for check in checks if check.figure == "fig_C_9"]
@@ -305,6 +308,6 @@ def test_a_nonlinear_regime_that_learns_as_the_linear_one_fails_every_h15_orderi
     rates = {"example_1": [1.0, 1.5, 2.0, 2.5, 3.0], "example_2": [2.0, 1.0], "example_3": [2.0, 1.0]}[example]
     same = _decays(rates)
     curves = {"linear": same, "nonlinear": (same[0] * 3, same[1])}  # slower in time, same order
-    checks = _example_checks(example, "fig_5_4", curves, ANALYTIC_THRESHOLDS["quick"], "counter-example")
+    checks = _example_checks(example, "fig_5_4", curves, QUICK, "counter-example")
     assert checks and all(check.passed is False for check, _ in checks)
-    assert all(judge(curves, ANALYTIC_THRESHOLDS["quick"]) is False for _, judge in checks)
+    assert all(judge(curves, QUICK) is False for _, judge in checks)

@@ -4,10 +4,11 @@ runs that end before the regime a claim is about must leave it not evaluated, wi
 import numpy as np
 import pandas as pd
 
+from configured import claim_thresholds
 from linearlens.analysis.george_thesis.ch5 import LINEARITY_METRICS, best_test_loss
 from linearlens.claims.george_thesis.ch5 import (
-    DIFFICULTY_THRESHOLDS,
-    SPURIOUS_THRESHOLDS,
+    DifficultyThresholds,
+    SpuriousThresholds,
     best_test_loss_check,
     decile_sign_check,
     memorisation_check,
@@ -116,7 +117,7 @@ def _spurious(final_one: float, final_lazy: float, lazy_ended: str) -> tuple[pd.
 
 
 def test_runs_that_do_not_converge_fail_and_a_capped_run_is_not_evaluated():
-    limits = SPURIOUS_THRESHOLDS["quick"]
+    limits = SpuriousThresholds(**claim_thresholds("george_thesis", "quick", "spurious"))
     frame, summaries = _spurious(0.90, 0.70, "stopped")
     converge, edge = second_phase_checks(frame, summaries, "waterbirds", 0, 100.0, limits, "fig_5_3", "wb")
     assert converge.passed is False and converge.failure_reason == "disagrees"
@@ -153,7 +154,8 @@ def test_a_smaller_rate_less_linear_than_the_base_or_as_linear_as_alpha_100_fail
 def test_rates_off_the_base_trajectory_or_alpha_on_it_fail():
     """Counter-examples: a rate whose accuracies leave the base rate's trajectory; α = 100 departing from
     it less than a rate does. The check shows the thesis has no number, and why this one."""
-    for scale, limits in DIFFICULTY_THRESHOLDS.items():
+    for scale in ("quick", "paper"):
+        limits = DifficultyThresholds(**claim_thresholds("george_thesis", scale, "difficulty"))
         apart, departs = trajectory_checks({"lr 0.015": 0.02, "lr 0.0005": 0.3}, 0.2, 100.0, 0.5, limits)
         assert apart.passed is False and departs.passed is False
         assert apart.document_threshold and "no number" in apart.note

@@ -16,6 +16,7 @@ import torch
 from PIL import Image
 from torch import nn
 
+from configured import claim_thresholds
 from linearlens.analysis.george_thesis.ch5 import (
     SPURIOUS_SUBSETS,
     check_spurious_spec,
@@ -449,7 +450,7 @@ def write_fake_runs(tmp_path, linear_alpha: float):
 @pytest.mark.parametrize("linear_alpha, expected", [(100.0, True), (1.0, False)])
 def test_h13_claims_follow_the_runs(tmp_path, linear_alpha, expected):
     inputs, params = write_fake_runs(tmp_path, linear_alpha)
-    checks = spurious_claims(ClaimsJob(inputs, {"thresholds": "quick", **params}))
+    checks = spurious_claims(ClaimsJob(inputs, {"thresholds": claim_thresholds("george_thesis", "quick", "spurious"), **params}))
     matched = [c for c in checks if "equal with-spurious accuracy" in c.statement]
     assert len(matched) == 2 * 2 * 2 and all(c.passed is expected for c in matched)
     early = [c for c in checks if "first phase" in c.statement]

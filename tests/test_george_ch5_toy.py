@@ -8,6 +8,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from configured import claim_thresholds
 from linearlens.analysis.george_thesis.ch5 import (
     crossing_summary,
     delta_loss_maps,
@@ -198,7 +199,7 @@ def test_run_figure_and_claims_end_to_end(tmp_path):
     assert "Departures from the thesis" in json.loads(png.with_suffix(".json").read_text())["caption"]
 
     for scale in ("quick", "paper"):
-        checks = toy_claims(ClaimsJob({"runs": paths}, {"thresholds": scale, "spec": SMOKE_TOY}))
+        checks = toy_claims(ClaimsJob({"runs": paths}, {"thresholds": claim_thresholds("george_thesis", scale, "toy"), "spec": SMOKE_TOY}))
         assert len(checks) == 7 and {check.claim_id for check in checks} == {"H8"}
         for check in checks:
             assert check.passed in (True, False, None) and check.measured not in (None, "")

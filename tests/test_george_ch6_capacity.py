@@ -5,6 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from configured import claim_thresholds
 from linearlens.analysis.george_thesis.ch6 import rbf_capacity_trends
 from linearlens.capacity.bounds import (
     a_norm,
@@ -271,7 +272,7 @@ def test_supernat_run_figure_and_claims(tmp_path):
     plot_fig_6_5(FigureJob("fig_6_5", {"runs": [str(runs)]}, SUPERNAT_SPEC, str(png), "SuperNat.",
                            "synthetic noisy linear regression"))
     assert png.exists() and png.with_suffix(".pdf").exists()
-    check_claims(supernat_claims(ClaimsJob({"runs": [str(runs)]}, {"thresholds": "quick", "spec": SUPERNAT_SPEC})),
+    check_claims(supernat_claims(ClaimsJob({"runs": [str(runs)]}, {"thresholds": claim_thresholds("george_thesis", "quick", "supernat"), "spec": SUPERNAT_SPEC})),
                  "H22")
 
 
@@ -289,7 +290,7 @@ def test_rbf_capacity_run_figure_and_claims(tmp_path):
     plot_fig_B_3(FigureJob("fig_B_3", {"runs": [str(runs)]}, RBF_SPEC, str(png), "Which norm measures capacity.",
                            "synthetic 1-D grid, random RBF features"))
     assert png.exists()
-    check_claims(rbf_capacity_claims(ClaimsJob({"runs": [str(runs)]}, {"thresholds": "paper", "spec": RBF_SPEC})),
+    check_claims(rbf_capacity_claims(ClaimsJob({"runs": [str(runs)]}, {"thresholds": claim_thresholds("george_thesis", "paper", "rbf_capacity"), "spec": RBF_SPEC})),
                  "H25")
 
 
@@ -302,7 +303,7 @@ def test_supernat_claims_read_equal_finals_as_not_below(tmp_path):
     for name, supernat in {"equal": gd * (1 - 1e-13), "lower": gd * 0.5}.items():
         path = tmp_path / f"{name}.npz"
         np.savez(path, **record, test_error_supernat=supernat)
-        checks = supernat_claims(ClaimsJob({"runs": [str(path)]}, {"thresholds": "quick", "spec": SUPERNAT_SPEC}))
+        checks = supernat_claims(ClaimsJob({"runs": [str(path)]}, {"thresholds": claim_thresholds("george_thesis", "quick", "supernat"), "spec": SUPERNAT_SPEC}))
         verdicts[name] = [check.passed for check in checks]
     assert verdicts == {"equal": [False, False], "lower": [True, True]}
 

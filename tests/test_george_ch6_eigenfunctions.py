@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import torch
 
+from configured import claim_thresholds
 from linearlens.analysis.george_thesis.ch6 import disk_summary, frequency_trend, label_correlations
 from linearlens.claims.george_thesis.ch6 import disk_claims, spectral_bias_claims
 from linearlens.data.synthetic import DISK_RADIUS, GENERATORS, disk
@@ -180,7 +181,7 @@ def test_end_to_end_runs_figures_and_claims(tmp_path):
     for scale in ("quick", "paper"):
         checks = disk_claims(ClaimsJob({"runs": [str(p) for p in runs]}, {"thresholds": scale, "spec": SMOKE_DISK}))
         checks += spectral_bias_claims(ClaimsJob({"run": [str(spectrum)]},
-                                                 {"thresholds": scale, "spec": SMOKE_SPECTRAL}))
+                                                 {"thresholds": claim_thresholds("george_thesis", scale, "spectral_bias"), "spec": SMOKE_SPECTRAL}))
         assert [c.claim_id for c in checks] == ["H16", "H16", "H24", "H24", "H24"]
         for check in checks:
             assert check.passed in (True, False, None) and check.measured not in (None, "")

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import torch
 
+from configured import claim_thresholds
 from linearlens.kernels.directions import (
     jacobian_transpose_products,
     output_changes,
@@ -151,7 +152,7 @@ def test_run_figure_and_claims_end_to_end(tmp_path):
     caption = json.loads(png.with_suffix(".json").read_text())["caption"]
     assert "seed(s) 0, 1" in caption and "Departures from the thesis" in caption and "ε = 0.1" in caption
 
-    checks = perturbation_claims(ClaimsJob({"runs": paths, "provenance": []}, {"thresholds": "quick",
+    checks = perturbation_claims(ClaimsJob({"runs": paths, "provenance": []}, {"thresholds": claim_thresholds("george_thesis", "quick", "perturbation"),
                                                                                 "spec": TINY_SPEC}))
     assert len(checks) == 2
     for check in checks:
@@ -168,12 +169,12 @@ def test_claims_pass_and_fail_on_known_numbers(tmp_path):
     summary = perturbation_summary(read_perturbation_runs([clear]))
     assert summary["ratio"].item() == pytest.approx(40 / 3)
     assert summary["share_above_random"].item() == 1.0
-    ratio, separation = perturbation_claims(ClaimsJob({"runs": [clear]}, {"thresholds": "paper", "spec": {}}))
+    ratio, separation = perturbation_claims(ClaimsJob({"runs": [clear]}, {"thresholds": claim_thresholds("george_thesis", "paper", "perturbation"), "spec": {}}))
     assert ratio.passed and separation.passed and ratio.measured == pytest.approx(40 / 3)
 
     # One seed below the threshold and with a top direction under a random one fails both checks.
     weak = fake_run(tmp_path / "b.npz", [5.0, 2.0, 0.2], [0.1, 0.3, 0.5], seed=1)  # ratio 7.2 / 0.9 = 8
-    ratio, separation = perturbation_claims(ClaimsJob({"runs": [clear, weak]}, {"thresholds": "quick", "spec": {}}))
+    ratio, separation = perturbation_claims(ClaimsJob({"runs": [clear, weak]}, {"thresholds": claim_thresholds("george_thesis", "quick", "perturbation"), "spec": {}}))
     assert not ratio.passed and ratio.measured == pytest.approx(8.0)
     assert not separation.passed and separation.measured == pytest.approx(2 / 3)
     frame = read_perturbation_runs([clear, weak])

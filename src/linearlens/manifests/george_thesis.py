@@ -79,10 +79,16 @@ def group_figure(figure_id: str, title: str, section: str, group: str, inputs_of
                  configured=_configured(group, chapter), data_source=data_source)
 
 
-def group_claims(function: str, group: str, inputs_of, chapter: str = "ch6") -> ClaimSet:
+def claim_thresholds(config: dict, name: str | None) -> dict | str:
+    """The ``name`` mapping of ``claim_thresholds`` (the fields of a claims module's *Thresholds class);
+    without a name, the scale by which a claims module not yet configured picks its own."""
+    return config["claim_thresholds"]["scale" if name is None else name]
+
+
+def group_claims(function: str, group: str, inputs_of, chapter: str = "ch6", thresholds: str | None = None) -> ClaimSet:
     return ClaimSet(f"linearlens.claims.george_thesis.{chapter}:{function}",
                     lambda config: inputs_of(chapter_group(config, chapter, group)),
-                    params=lambda config: {"thresholds": config["claim_thresholds"],
+                    params=lambda config: {"thresholds": claim_thresholds(config, thresholds),
                                            "spec": chapter_group(config, chapter, group)},
                     configured=_configured(group, chapter))
 
@@ -185,7 +191,7 @@ def spurious_figure(figure_id: str, title: str, section: str) -> Entry:
 
 SPURIOUS_CLAIMS = ClaimSet(
     f"{CLAIMS_CH5}:spurious_claims", lambda config: spurious_inputs(ch5_group(config, "spurious"), "claims"),
-    params=lambda config: {"thresholds": config["claim_thresholds"],
+    params=lambda config: {"thresholds": claim_thresholds(config, "spurious"),
                            **spurious_params(ch5_group(config, "spurious"), "claims")},
     configured=lambda config: spurious_configured(ch5_group(config, "spurious"), "claims"))
 
@@ -498,20 +504,20 @@ ENTRIES = [
 
 def _claim_params(group: str, runs_of):
     kernel_params = _kernel_params(group, runs_of)
-    return lambda config: {"thresholds": config["claim_thresholds"], **kernel_params(config)}
+    return lambda config: {"thresholds": claim_thresholds(config, None), **kernel_params(config)}
 
 
 CLAIM_SETS = [
-    group_claims("gaussians_claims", "gaussians", gaussians_inputs, "ch2"),
-    group_claims("fisher_quality_claims", "showcase", lambda spec: {"runs": fisher_quality_paths(spec)}, "ch3"),
+    group_claims("gaussians_claims", "gaussians", gaussians_inputs, "ch2", "gaussian"),
+    group_claims("fisher_quality_claims", "showcase", lambda spec: {"runs": fisher_quality_paths(spec)}, "ch3", "fisher_quality"),
     group_claims("ntk_pair_claims", "showcase", lambda spec: {"runs": ntk_pair_paths(spec)}, "ch3"),
-    group_claims("kfe_tracking_claims", "mlp_classifier", mlp_classifier_runs, "ch4"),
-    group_claims("autoencoder_claims", "autoencoder", autoencoder_runs, "ch4"),
-    group_claims("vgg_claims", "vgg", cifar_runs("vgg"), "ch4"),
-    group_claims("resnet_claims", "resnet", cifar_runs("resnet"), "ch4"),
-    group_claims("toy_claims", "toy", toy_inputs, "ch5"),
-    group_claims("analytic_claims", "analytic", analytic_claim_inputs, "ch5"),
-    group_claims("difficulty_claims", "difficulty", difficulty_claim_inputs, "ch5"),
+    group_claims("kfe_tracking_claims", "mlp_classifier", mlp_classifier_runs, "ch4", "kfe_tracking"),
+    group_claims("autoencoder_claims", "autoencoder", autoencoder_runs, "ch4", "autoencoder"),
+    group_claims("vgg_claims", "vgg", cifar_runs("vgg"), "ch4", "cifar"),
+    group_claims("resnet_claims", "resnet", cifar_runs("resnet"), "ch4", "cifar"),
+    group_claims("toy_claims", "toy", toy_inputs, "ch5", "toy"),
+    group_claims("analytic_claims", "analytic", analytic_claim_inputs, "ch5", "analytic"),
+    group_claims("difficulty_claims", "difficulty", difficulty_claim_inputs, "ch5", "difficulty"),
     SPURIOUS_CLAIMS,
     ClaimSet(f"{CLAIMS_CH6}:alignment_claims", _kernel_inputs("alignment", _both_spectra, ALIGNMENT_FILES),
              params=_claim_params("alignment", _both_spectra), configured=_configured("alignment")),
@@ -520,9 +526,9 @@ CLAIM_SETS = [
              params=_claim_params("easy_difficult", lambda g: hierarchy_runs(g) + depth_runs(g)),
              configured=_configured("easy_difficult")),
     group_claims("disk_claims", "disk", lambda spec: {"runs": disk_inputs(spec)["runs"]}),
-    group_claims("spectral_bias_claims", "spectral_bias", single_run(RUN_SPECTRAL_BIAS, "run")),
-    group_claims("supernat_claims", "supernat", single_run(RUN_SUPERNAT)),
-    group_claims("rbf_capacity_claims", "rbf_capacity", single_run(RUN_RBF_CAPACITY)),
-    group_claims("perturbation_claims", "perturbation", perturbation_inputs),
+    group_claims("spectral_bias_claims", "spectral_bias", single_run(RUN_SPECTRAL_BIAS, "run"), thresholds="spectral_bias"),
+    group_claims("supernat_claims", "supernat", single_run(RUN_SUPERNAT), thresholds="supernat"),
+    group_claims("rbf_capacity_claims", "rbf_capacity", single_run(RUN_RBF_CAPACITY), thresholds="rbf_capacity"),
+    group_claims("perturbation_claims", "perturbation", perturbation_inputs, thresholds="perturbation"),
     group_claims("complexity_claims", "complexity", complexity_inputs),
 ]

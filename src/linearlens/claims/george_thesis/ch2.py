@@ -19,19 +19,15 @@ class GaussianThresholds:
     intersection is at least half their union; those of C and D "do not overlap much": at most a quarter
     (half of the bar for "largely")."""
 
-    distance_tolerance: float = 1e-12
-    kl_ratio: float = 10.0
-    large_overlap: float = 0.5
-    small_overlap: float = 0.25
-
-
-# Analytic: the same numbers at every scale.
-GAUSSIAN_THRESHOLDS = {"quick": GaussianThresholds(), "paper": GaussianThresholds()}
+    distance_tolerance: float
+    kl_ratio: float
+    large_overlap: float
+    small_overlap: float
 
 
 def gaussians_claims(job: ClaimsJob) -> list[ClaimCheck]:
     """Example 4 / Fig 2.1: equal parameter distances, very different distributions."""
-    limits = GAUSSIAN_THRESHOLDS[job.params["thresholds"]]
+    limits = GaussianThresholds(**job.params["thresholds"])
     table = pair_table(read_gaussians(job.inputs["run"][0]))
     ab, cd = table.loc["AB"], table.loc["CD"]
     mass = f"{job.params['spec']['interval_mass']:.0%}"

@@ -46,11 +46,10 @@ class FisherQualityThresholds:
     (every representation sees the same v) beyond ``resolution`` standard errors of that mean; a lead
     within them is not evaluated (too few directions to order the two), a deficit beyond them fails."""
 
-    trace_small: float = 0.01
-    resolution: float = 2.0
+    trace_small: float
+    resolution: float
 
 
-FISHER_QUALITY_THRESHOLDS = {"quick": FisherQualityThresholds(), "paper": FisherQualityThresholds()}
 EXACT_TRACE = ("diag", "quasi_diag", "ekfac")
 
 
@@ -109,7 +108,7 @@ def dense_fisher_check(parameters: float, stated_petabytes: float, own_parameter
 def fisher_quality_claims(job: ClaimsJob) -> list[ClaimCheck]:
     """H1 as arithmetic (and the run's own network's dense F beside it), and H2's orderings on the
     checkpoints' metrics (Figs 3.3-3.6)."""
-    limits = FISHER_QUALITY_THRESHOLDS[job.params["thresholds"]]
+    limits = FisherQualityThresholds(**job.params["thresholds"])
     records = read_quality(job.inputs["runs"])
     frame = quality_frame(records)
     checks = [dense_fisher_check(THESIS_PARAMETERS, THESIS_PETABYTES, records[0]["n_params"])]

@@ -48,17 +48,14 @@ class KfeTrackingThresholds:
     |corr| below the parameter basis's; EKFAC's time-averaged error below amortised KFAC's; and EKFAC
     drifting "far less quickly": its mean rise over a recompute interval at most 1/``far_less`` of KFAC's."""
 
-    round_off: float = 1e-9
-    far_less: float = 2.0
-
-
-KFE_TRACKING_THRESHOLDS = {"quick": KfeTrackingThresholds(), "paper": KfeTrackingThresholds()}
+    round_off: float
+    far_less: float
 
 
 def kfe_tracking_claims(job: ClaimsJob) -> list[ClaimCheck]:
     """H3 (Theorem A.2.1 at every logged step) and H4 (the KFE decorrelates gradients; EKFAC's error stays
     below amortised KFAC's and drifts less) on the Fig 4.2 run."""
-    limits = KFE_TRACKING_THRESHOLDS[job.params["thresholds"]]
+    limits = KfeTrackingThresholds(**job.params["thresholds"])
     frame = read_errors(job.inputs["errors"][0])
     run = read_correlations(job.inputs["correlations"][0])
     margins = theorem_margins(frame)
@@ -113,16 +110,14 @@ class AutoencoderThresholds:
     ``timings_meaningful`` (a GPU at paper scale; T-EK-9). A comparison with KFAC is not evaluated where
     KFAC's run stalls on a plateau (``analysis.stalled``: < 1 % lower over its last half)."""
 
-    epoch_share: float = 0.8
-    validation_ratio: float = 1.1
-    early_share: float = 0.25
-    kfac_rise: float = 0.1
-    contrast: float = 2.0
-    timings_meaningful: bool = True
+    epoch_share: float
+    validation_ratio: float
+    early_share: float
+    kfac_rise: float
+    contrast: float
+    timings_meaningful: bool
 
 
-AUTOENCODER_THRESHOLDS = {"quick": AutoencoderThresholds(timings_meaningful=False),
-                          "paper": AutoencoderThresholds()}
 EKFAC_VARIANTS = ("ekfac", "ekfac_ra")
 CPU_TIMINGS = "not evaluated at this scale: CPU timings on a shared machine, not the thesis's GPU (T-EK-9)"
 
@@ -138,7 +133,7 @@ def autoencoder_claims(job: ClaimsJob) -> list[ClaimCheck]:
     """H5 (EKFAC and EKFAC-ra below KFAC and the baselines per epoch; EKFAC-ra faster in wall-clock; similar
     validation) and H6 (amortised EKFAC degrades less than amortised KFAC; KFAC's spectrum drifts from G's,
     EKFAC's stays close) on the auto-encoder's runs."""
-    limits = AUTOENCODER_THRESHOLDS[job.params["thresholds"]]
+    limits = AutoencoderThresholds(**job.params["thresholds"])
     spec = job.params["spec"]
     frame = read_runs(job.inputs["runs"]).dropna(subset=["train_loss"])
     return [*_per_epoch_checks(frame, limits), _wall_clock_check(frame, limits), _validation_check(frame, limits),
@@ -282,12 +277,11 @@ class CifarThresholds:
     "maintains good generalisation": the best validation error within ``validation_margin`` (absolute) of
     the best first-order baseline's."""
 
-    epoch_share: float = 0.8
-    validation_margin: float = 0.02
-    paper_only_asserted: bool = True
+    epoch_share: float
+    validation_margin: float
+    paper_only_asserted: bool
 
 
-CIFAR_THRESHOLDS = {"quick": CifarThresholds(paper_only_asserted=False), "paper": CifarThresholds()}
 PAPER_ONLY = ("not evaluated at this scale (spec §3 H7: asserted at paper scale only): CPU timings on a "
               "shared machine and a toy network; the numbers are reported")
 
@@ -438,7 +432,7 @@ def vgg_claims(job: ClaimsJob) -> list[ClaimCheck]:
     """H7 on the VGG group: EKFAC below KFAC and the SGD baselines per epoch (amortised KFE); EKFAC-ra's
     wall-clock gain and KFAC at the smaller batch catching EKFAC but not EKFAC-ra in time (paper scale);
     generalisation kept; EKFAC's gain shrinking with the batch size; the schedule."""
-    limits = CIFAR_THRESHOLDS[job.params["thresholds"]]
+    limits = CifarThresholds(**job.params["thresholds"])
     spec = job.params["spec"]
     frame = read_runs(job.inputs["runs"]).dropna(subset=["train_loss"])
     settings = main_settings(spec)
@@ -465,7 +459,7 @@ def vgg_claims(job: ClaimsJob) -> list[ClaimCheck]:
 def resnet_claims(job: ClaimsJob) -> list[ClaimCheck]:
     """H7 on the residual group: EKFAC-ra below KFAC (amortised) and SGD + BN per epoch and (paper scale) per
     second; EKFAC below KFAC at every batch size; the schedule."""
-    limits = CIFAR_THRESHOLDS[job.params["thresholds"]]
+    limits = CifarThresholds(**job.params["thresholds"])
     spec = job.params["spec"]
     frame = read_runs(job.inputs["runs"]).dropna(subset=["train_loss"])
     settings = main_settings(spec)

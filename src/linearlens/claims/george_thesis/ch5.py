@@ -68,18 +68,15 @@ class ToyThresholds:
     non-linear runs above ``speedup``; and at each threshold the mean Δloss (eq. 5.3.1) over the
     easy region below ``easy_below`` and over the disks above ``disks_above``."""
 
-    speedup: float = 1.0
-    easy_below: float = 0.0
-    disks_above: float = 0.0
-
-
-TOY_THRESHOLDS = {"quick": ToyThresholds(), "paper": ToyThresholds()}
+    speedup: float
+    easy_below: float
+    disks_above: float
 
 
 def toy_claims(job: ClaimsJob) -> list[ClaimCheck]:
     """H8 on the yin-yang runs (Fig 5.1): the non-linear regime trains faster, and at equal training
     loss it does better on the large easy areas and worse on the disks."""
-    limits = TOY_THRESHOLDS[job.params["thresholds"]]
+    limits = ToyThresholds(**job.params["thresholds"])
     runs = read_toy_runs(job.inputs["runs"])
     return [_speedup_check(runs, limits)] + _delta_checks(runs, limits)
 
@@ -146,15 +143,13 @@ class AnalyticThresholds:
     orderings read as checks on per-example or per-group MSE curves, each relative to its initial
     value: a curve is "learned" when it has fallen to ``learned`` of its start."""
 
-    learned: float = 0.1
-    halved: float = 0.5  # Ex.2: the clean group has "reached a small error" when its MSE has halved …
-    noisy_still: float = 1.0  # … while the noisy group's is still at least its initial MSE
-    noisy_rise: float = 1.1  # Ex.2: the noisy group's MSE first rises, by 10% or more (the dominant mode alone: (2 − 2q/n)², 2.25 at q/n = 1/4)
-    minority_still: float = 0.5  # Ex.3: when the majority is learned, the minority keeps half its initial MSE or more
-    vanished: float = 0.01  # eq. 5.4.8 at the smallest σ: slower modes below this share of θ*
+    learned: float
+    halved: float  # Ex.2: the clean group has "reached a small error" when its MSE has halved …
+    noisy_still: float  # … while the noisy group's is still at least its initial MSE
+    noisy_rise: float  # Ex.2: the noisy group's MSE first rises, by 10% or more (the dominant mode alone: (2 − 2q/n)², 2.25 at q/n = 1/4)
+    minority_still: float  # Ex.3: when the majority is learned, the minority keeps half its initial MSE or more
+    vanished: float  # eq. 5.4.8 at the smallest σ: slower modes below this share of θ*
 
-
-ANALYTIC_THRESHOLDS = {"quick": AnalyticThresholds(), "paper": AnalyticThresholds()}
 
 EX1_STATEMENT = "Example 1: linearisation flips the order in which the examples are learned"
 EX2_STATEMENT = "Example 2 (label noise): the non-linear dynamics fits the clean labels first"
@@ -298,7 +293,7 @@ def analytic_claims(job: ClaimsJob) -> list[ClaimCheck]:
     """H15 on the closed forms (Fig 5.4), the sequentialisation of eq. 5.4.8, and the same orderings
     on the 2-layer MLP simulation (Fig C.9: init-mean curves, with the count of single inits that
     pass)."""
-    limits = ANALYTIC_THRESHOLDS[job.params["thresholds"]]
+    limits = AnalyticThresholds(**job.params["thresholds"])
     spec = job.params["spec"]
     record = read_analytic(job.inputs["closed_forms"][0])
     checks = []
@@ -332,19 +327,13 @@ class DifficultyThresholds:
 
     lazy_linearity: float  # H9: every linearity metric of the largest-α run stays at least this
     gap_share: float  # H10: share of the progress points where the decile gap is larger for α = 1, at least
-    turning_points: tuple[float, float] | None  # H11: clean loss at the turning point, α = 1 and largest α
+    turning_points: list[float] | None  # H11: clean loss at the turning point, α = 1 and largest α
     turning_tolerance: float | None  # H11: ± around those values
     memorised_share: float  # H11 (Fig C.6): share of noisy examples fitted that marks memorisation
     lr_agreement: float  # H12: max |Δ accuracy| between rates at equal clean loss in the first phase, at most
     min_progress: float  # H12: a sweep run is compared when its clean loss fell this share of the way to 0
 
 
-DIFFICULTY_THRESHOLDS = {
-    "quick": DifficultyThresholds(lazy_linearity=0.9, gap_share=1.0, turning_points=None, turning_tolerance=None,
-                                  memorised_share=0.1, lr_agreement=0.1, min_progress=0.25),
-    "paper": DifficultyThresholds(lazy_linearity=0.95, gap_share=1.0, turning_points=(1.25, 1.5),
-                                  turning_tolerance=0.15, memorised_share=0.1, lr_agreement=0.05, min_progress=0.25),
-}
 GAP_POINTS = 5  # progress points of H10, evenly inside the progress both runs cover
 
 
@@ -688,7 +677,7 @@ def _accuracy_deviation(frame: pd.DataFrame, base: pd.DataFrame, grid) -> float:
 def difficulty_claims(job: ClaimsJob) -> list[ClaimCheck]:
     """H9 (linearity metrics), H10 (C-score deciles), H11 (noisy labels), H12 (learning rate vs α) on
     the runs of Figs 5.2 and C.1-C.6."""
-    limits = DIFFICULTY_THRESHOLDS[job.params["thresholds"]]
+    limits = DifficultyThresholds(**job.params["thresholds"])
     runs = _Runs(job)
     return (_linearity_checks(runs, limits) + _cscore_checks(runs, limits) + _noisy_checks(runs, limits)
             + _sweep_checks(runs, limits))
@@ -704,27 +693,19 @@ class SpuriousThresholds:
 
     early_accuracy: float  # the early phase ends when the α = 1 run's balanced-training accuracy first reaches this
     early_gap: float  # "higher": the mean test-accuracy gap over the early phase above this
-    with_levels: tuple[float, ...]  # with-spurious accuracies at which the w/o-spurious accuracies are compared
+    with_levels: list[float]  # with-spurious accuracies at which the w/o-spurious accuracies are compared
     matched_gap: float  # "higher": the mean w/o-spurious accuracy gap over those levels above this
     final_tolerance: float  # "the runs converge": |final test accuracy, largest α − α = 1| at most this
     nonlinear_final_edge: float  # Waterbirds: final α = 1 − largest α above this
 
 
-SPURIOUS_THRESHOLDS = {
-    # A gap of 0.01 is two or three examples of a balanced set of 240 (quick) to 720 (paper): below it, "higher"
-    # is one example's noise.
-    "quick": SpuriousThresholds(early_accuracy=0.75, early_gap=0.01, with_levels=(0.6, 0.7, 0.8, 0.9),
-                                matched_gap=0.01, final_tolerance=0.05, nonlinear_final_edge=0.0),
-    "paper": SpuriousThresholds(early_accuracy=0.75, early_gap=0.01, with_levels=(0.6, 0.7, 0.8, 0.9),
-                                matched_gap=0.01, final_tolerance=0.05, nonlinear_final_edge=0.0),
-}
 SPURIOUS_FIGURES = {"celeba": "fig_C_7", "waterbirds": "fig_C_8"}
 
 
 def spurious_claims(job: ClaimsJob) -> list[ClaimCheck]:
     """H13 for every family and seed (the figure seed's under Fig 5.3, the others under Figs C.7 and
     C.8), the largest α against α = 1; H14 from the real datasets' indexes when they are used."""
-    limits = SPURIOUS_THRESHOLDS[job.params["thresholds"]]
+    limits = SpuriousThresholds(**job.params["thresholds"])
     runs = job.params["runs"]
     frame = read_spurious_runs(job.inputs["runs"], runs)
     summaries = read_spurious_summaries(job.inputs["summaries"], runs)

@@ -414,17 +414,14 @@ class SpectralBiasThresholds:
     thesis calls a remarkable alignment with Fourier modes); λ10/λ1 of the order of the thesis's 4%:
     within a factor 4 either way."""
 
-    monotone_share: float = 1.0
-    spearman: float = 0.9
-    ratio_range: tuple[float, float] = (0.01, 0.16)
-
-
-SPECTRAL_BIAS_THRESHOLDS = {"quick": SpectralBiasThresholds(), "paper": SpectralBiasThresholds()}
+    monotone_share: float
+    spearman: float
+    ratio_range: list[float]
 
 
 def spectral_bias_claims(job: ClaimsJob) -> list[ClaimCheck]:
     """H24 on the random MLP's tangent kernel (Fig B.2)."""
-    limits = SPECTRAL_BIAS_THRESHOLDS[job.params["thresholds"]]
+    limits = SpectralBiasThresholds(**job.params["thresholds"])
     run = read_npz(job.inputs["run"][0])
     trend = frequency_trend(run["dominant_frequency"])
     ratio = float(run["ratios"][SPECTRAL_RATIO_INDEX - 1])
@@ -449,20 +446,13 @@ def spectral_bias_claims(job: ClaimsJob) -> list[ClaimCheck]:
 @dataclass(frozen=True)
 class SupernatThresholds:
     seed_share: float  # H22: SuperNat's final test error is below GD's in at least this share of the seeds
-    equal_within: float = 1e-9  # relative difference that counts as equal (two runs at the same minimiser)
+    equal_within: float  # relative difference that counts as equal (two runs at the same minimiser)
 
-
-# H22 compares final test errors, the same at both scales (the toy runs whole at quick scale): the
-# seed mean below GD's, and, as the weakest per-seed reading of "below GD's", in half of the seeds or more.
-SUPERNAT_THRESHOLDS = {
-    "quick": SupernatThresholds(seed_share=0.5),
-    "paper": SupernatThresholds(seed_share=0.5),
-}
 
 
 def supernat_claims(job: ClaimsJob) -> list[ClaimCheck]:
     """H22: SuperNat's test error ends below gradient descent's on the noisy linear-regression toy."""
-    limits = SUPERNAT_THRESHOLDS[job.params["thresholds"]]
+    limits = SupernatThresholds(**job.params["thresholds"])
     record = read_supernat(job.inputs["runs"][0])
     final = supernat_final_errors(record)
     best = supernat_best_errors(record)
@@ -498,18 +488,11 @@ class RbfCapacityThresholds:
     loose_growth: float  # H25: A = Id bound at c = 1 ≥ this × its minimum over c; the optimised one below it
 
 
-# H25 is qualitative, at both scales; the thresholds read "tracks" as a Spearman ρ of at least
-# 0.5 over the c grid, and "becomes loose" as growing at least twofold from its minimum to c = 1.
-RBF_CAPACITY_THRESHOLDS = {
-    "quick": RbfCapacityThresholds(identity_max_spearman=0.5, optimised_min_spearman=0.5, loose_growth=2.0),
-    "paper": RbfCapacityThresholds(identity_max_spearman=0.5, optimised_min_spearman=0.5, loose_growth=2.0),
-}
-
 
 def rbf_capacity_claims(job: ClaimsJob) -> list[ClaimCheck]:
     """H25: the A = Id bound becomes loose and fails to track the test error as c → 1; the optimised-A
     bound (Prop B.2.5) tracks it."""
-    limits = RBF_CAPACITY_THRESHOLDS[job.params["thresholds"]]
+    limits = RbfCapacityThresholds(**job.params["thresholds"])
     curves = rbf_capacity_curves(read_rbf_capacity(job.inputs["runs"][0]))
     trends = rbf_capacity_trends(curves)
     over = f"over {len(curves)} values of c in [0, 1] (subsample means)"
@@ -542,17 +525,11 @@ class PerturbationThresholds:
     share_above: float  # H26: share of top directions that move f more than every random one, at least
 
 
-# H26: the ratio mean top-50 / mean random is ≫ 1, at both scales; ≫ read as 10x. Fixed before any run.
-PERTURBATION_THRESHOLDS = {
-    "quick": PerturbationThresholds(ratio=10.0, share_above=1.0),
-    "paper": PerturbationThresholds(ratio=10.0, share_above=1.0),
-}
-
 
 def perturbation_claims(job: ClaimsJob) -> list[ClaimCheck]:
     """H26 (Fig B.1): perturbations along the top singular directions of the Jacobian change f a lot, along
     random directions almost nothing. Every seed must pass; the measured value is the worst seed's."""
-    limits = PERTURBATION_THRESHOLDS[job.params["thresholds"]]
+    limits = PerturbationThresholds(**job.params["thresholds"])
     summary = perturbation_summary(read_perturbation_runs(job.inputs["runs"]))
     ratio, share = summary["ratio"].min(), summary["share_above_random"].min()
     per_seed = "; ".join(f"seed {int(row.seed)}: top mean {row.mean_top:.3g}, random mean {row.mean_random:.3g}, "
