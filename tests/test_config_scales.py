@@ -7,6 +7,7 @@ import yaml
 
 from linearlens.config import (
     CONFIG_DIR,
+    DEFAULTS,
     REMOVE,
     REPLACE,
     ConfigError,
@@ -119,3 +120,18 @@ def test_an_unknown_scale_and_a_wrong_value_name_their_key():
         workflow_config([], {"scale": "huge"})
     with pytest.raises(ConfigError, match="config key 'device'"):
         validate_config(workflow_config([], {"device": "gpu"}), SCHEMA)
+
+
+def test_defaults_go_under_each_entry_once_every_layer_is_merged(tmp_path):
+    base = {"scale": "quick", "runs": {DEFAULTS: {"dataset": None, "lr": 0.1, "seeds": [0]},
+                                        "a": {"dataset": "x"}, "b": {"dataset": "y", "lr": 0.5, "extra": 1}}}
+    (tmp_path / "base.yaml").write_text(yaml.safe_dump(base, sort_keys=False))
+    (tmp_path / "quick.yaml").write_text(yaml.safe_dump({"runs": {DEFAULTS: {"seeds": [0, 1], "lr": REMOVE}, "a": {"lr": 0.2}}}))
+    runs = compose("quick", config_dir=tmp_path)["runs"]
+    # the overlay's default and removal reach both entries; an entry's own value wins
+    assert runs == {"a": {"dataset": "x", "seeds": [0, 1], "lr": 0.2},
+                    "b": {"dataset": "y", "lr": 0.5, "seeds": [0, 1], "extra": 1}}
+    assert list(runs["a"]) == ["dataset", "seeds", "lr"]
+    assert list(runs["b"]) == ["dataset", "seeds", "lr", "extra"]
+    # counter-example: without the expansion the group would keep its defaults as an entry
+    assert DEFAULTS not in runs and DEFAULTS in overlay(base, {})["runs"]

@@ -100,7 +100,11 @@ def validate_config(config: dict, schema_path: str | Path, source: str = "config
 #     scale whose keys come in another order states that mapping whole;
 #   - the datasets block of a scale's first overlay replaces the base's instead of merging into it,
 #     so a paper run never inherits a stand-in. A later layer (the rehearsal, a user's file)
-#     merges into the scale's datasets as into any block.
+#     merges into the scale's datasets as into any block;
+#   - a group of sibling entries may hold a `DEFAULTS` mapping: once every layer is merged, each
+#     entry of the group is that mapping with the entry merged over it (the entry's values win).
+#     The defaults' keys come first, in their order, then the entry's own: a layer changes a
+#     default for every entry (or removes it), or sets a value in one entry alone.
 # The scale is the last `scale:` the user's files or --config name; without one it is quick, so a
 # user's own --configfile overlays the default configuration instead of replacing it.
 
@@ -115,6 +119,7 @@ SCALE_OVERLAYS = {
 }
 REMOVE = "__remove__"
 REPLACE = "__replace__"
+DEFAULTS = "__defaults__"
 REPLACED_PER_SCALE = ("datasets",)
 
 
@@ -163,7 +168,20 @@ def compose(scale: str, user_layers=(), config_dir: str | Path = CONFIG_DIR) -> 
         config = overlay(config, layer)
     for layer in user_layers:
         config = overlay(config, layer)
-    return config
+    return with_defaults_applied(config)
+
+
+def with_defaults_applied(config: dict) -> dict:
+    """``config`` with each group's ``DEFAULTS`` merged under every entry of the group, and gone."""
+    defaults = config.get(DEFAULTS)
+    expanded = {}
+    for key, value in config.items():
+        if key == DEFAULTS:
+            continue
+        if defaults is not None and isinstance(value, dict):
+            value = overlay(defaults, value)
+        expanded[key] = with_defaults_applied(value) if isinstance(value, dict) else value
+    return expanded
 
 
 def load_scale(scale: str, config_dir: str | Path = CONFIG_DIR) -> dict:
