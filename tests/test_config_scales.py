@@ -135,3 +135,12 @@ def test_defaults_go_under_each_entry_once_every_layer_is_merged(tmp_path):
     assert list(runs["b"]) == ["dataset", "seeds", "lr", "extra"]
     # counter-example: without the expansion the group would keep its defaults as an entry
     assert DEFAULTS not in runs and DEFAULTS in overlay(base, {})["runs"]
+
+
+def test_removing_a_setting_that_is_not_there_fails_instead_of_leaving_a_default(tmp_path):
+    base = {"runs": {DEFAULTS: {"lr": 0.1}, "a": {"dataset": "x"}}}
+    (tmp_path / "base.yaml").write_text(yaml.safe_dump(base))
+    # the entry does not hold lr (its group's default does): a silent no-op would keep lr = 0.1
+    (tmp_path / "quick.yaml").write_text(yaml.safe_dump({"runs": {"a": {"lr": REMOVE}}}))
+    with pytest.raises(ConfigError, match="'lr'"):
+        compose("quick", config_dir=tmp_path)

@@ -94,6 +94,7 @@ def validate_config(config: dict, schema_path: str | Path, source: str = "config
 # Merging is Snakemake's: mappings merge key by key, recursively; anything else (a list, a number,
 # null) replaces what was there. Three additions:
 #   - a key set to REMOVE is deleted (null cannot say so: it is a value several settings use);
+#     removing a key that is not there is an error, not a silent no-op;
 #   - a mapping holding `REPLACE: true` replaces the mapping below instead of merging into it. Key
 #     order reaches results (a figure draws its settings in config order, records store their
 #     settings as written), and merging puts the keys a layer adds after the ones below it: a
@@ -136,7 +137,9 @@ def overlay(config: dict, layer: dict) -> dict:
     merged = dict(config)
     for key, value in layer.items():
         if value == REMOVE:
-            merged.pop(key, None)
+            if key not in merged:  # e.g. a group's default, which an entry cannot remove
+                raise ConfigError(f"config key {key!r}: {REMOVE} of a setting that is not there")
+            del merged[key]
         elif isinstance(value, dict) and isinstance(merged.get(key), dict) and value.get(REPLACE) is not True:
             merged[key] = overlay(merged[key], value)
         else:
