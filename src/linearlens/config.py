@@ -92,7 +92,7 @@ def validate_config(config: dict, schema_path: str | Path, source: str = "config
 # A configuration is composed from layers, each a YAML mapping merged over the ones before it:
 #   config/base.yaml <- the scale's overlays <- the user's own --configfile files <- --config values.
 # Merging is Snakemake's: mappings merge key by key, recursively; anything else (a list, a number,
-# null) replaces what was there. Three additions:
+# null) replaces what was there. Four additions:
 #   - a key set to REMOVE is deleted (null cannot say so: it is a value several settings use);
 #     removing a key that is not there is an error, not a silent no-op;
 #   - a mapping holding `REPLACE: true` replaces the mapping below instead of merging into it. Key
