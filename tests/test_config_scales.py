@@ -144,3 +144,12 @@ def test_removing_a_setting_that_is_not_there_fails_instead_of_leaving_a_default
     (tmp_path / "quick.yaml").write_text(yaml.safe_dump({"runs": {"a": {"lr": REMOVE}}}))
     with pytest.raises(ConfigError, match="'lr'"):
         compose("quick", config_dir=tmp_path)
+
+
+def test_a_yaml_merge_shares_no_object_with_its_anchor(tmp_path):
+    (tmp_path / "layer.yaml").write_text("a: &a {model: {width: 1}, sizes: [1]}\nb: {<<: *a, label: b}\n")
+    layer = read_layer(tmp_path / "layer.yaml")
+    assert list(layer["b"]) == ["model", "sizes", "label"]
+    layer["b"]["model"]["width"] = 2
+    layer["b"]["sizes"].append(2)
+    assert layer["a"] == {"model": {"width": 1}, "sizes": [1]}

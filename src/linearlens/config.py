@@ -129,7 +129,17 @@ def read_layer(path: str | Path) -> dict:
     layer = yaml.safe_load(Path(path).read_text()) or {}
     if not isinstance(layer, dict):
         raise ConfigError(f"configuration file {path}: expected a mapping of keys, got {type(layer).__name__}")
-    return layer
+    return _unshared(layer)
+
+
+def _unshared(value):
+    """``value`` rebuilt so that no two settings are one object: a YAML alias or merge (`<<: *x`)
+    shares its anchor's mappings and lists, and a change to one would reach the other."""
+    if isinstance(value, dict):
+        return {key: _unshared(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_unshared(item) for item in value]
+    return value
 
 
 def overlay(config: dict, layer: dict) -> dict:
