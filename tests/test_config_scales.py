@@ -7,6 +7,7 @@ import yaml
 
 from linearlens.config import (
     CONFIG_DIR,
+    DEFAULTS,
     REMOVE,
     REPLACE,
     ConfigError,
@@ -119,3 +120,36 @@ def test_an_unknown_scale_and_a_wrong_value_name_their_key():
         workflow_config([], {"scale": "huge"})
     with pytest.raises(ConfigError, match="config key 'device'"):
         validate_config(workflow_config([], {"device": "gpu"}), SCHEMA)
+
+
+def test_defaults_go_under_each_entry_once_every_layer_is_merged(tmp_path):
+    base = {"scale": "quick", "runs": {DEFAULTS: {"dataset": None, "lr": 0.1, "seeds": [0]},
+                                        "a": {"dataset": "x"}, "b": {"dataset": "y", "lr": 0.5, "extra": 1}}}
+    (tmp_path / "base.yaml").write_text(yaml.safe_dump(base, sort_keys=False))
+    (tmp_path / "quick.yaml").write_text(yaml.safe_dump({"runs": {DEFAULTS: {"seeds": [0, 1], "lr": REMOVE}, "a": {"lr": 0.2}}}))
+    runs = compose("quick", config_dir=tmp_path)["runs"]
+    # the overlay's default and removal reach both entries; an entry's own value wins
+    assert runs == {"a": {"dataset": "x", "seeds": [0, 1], "lr": 0.2},
+                    "b": {"dataset": "y", "lr": 0.5, "seeds": [0, 1], "extra": 1}}
+    assert list(runs["a"]) == ["dataset", "seeds", "lr"]
+    assert list(runs["b"]) == ["dataset", "seeds", "lr", "extra"]
+    # counter-example: without the expansion the group would keep its defaults as an entry
+    assert DEFAULTS not in runs and DEFAULTS in overlay(base, {})["runs"]
+
+
+def test_removing_a_setting_that_is_not_there_fails_instead_of_leaving_a_default(tmp_path):
+    base = {"runs": {DEFAULTS: {"lr": 0.1}, "a": {"dataset": "x"}}}
+    (tmp_path / "base.yaml").write_text(yaml.safe_dump(base))
+    # the entry does not hold lr (its group's default does): a silent no-op would keep lr = 0.1
+    (tmp_path / "quick.yaml").write_text(yaml.safe_dump({"runs": {"a": {"lr": REMOVE}}}))
+    with pytest.raises(ConfigError, match="'lr'"):
+        compose("quick", config_dir=tmp_path)
+
+
+def test_a_yaml_merge_shares_no_object_with_its_anchor(tmp_path):
+    (tmp_path / "layer.yaml").write_text("a: &a {model: {width: 1}, sizes: [1]}\nb: {<<: *a, label: b}\n")
+    layer = read_layer(tmp_path / "layer.yaml")
+    assert list(layer["b"]) == ["model", "sizes", "label"]
+    layer["b"]["model"]["width"] = 2
+    layer["b"]["sizes"].append(2)
+    assert layer["a"] == {"model": {"width": 1}, "sizes": [1]}

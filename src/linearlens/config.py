@@ -92,15 +92,20 @@ def validate_config(config: dict, schema_path: str | Path, source: str = "config
 # A configuration is composed from layers, each a YAML mapping merged over the ones before it:
 #   config/base.yaml <- the scale's overlays <- the user's own --configfile files <- --config values.
 # Merging is Snakemake's: mappings merge key by key, recursively; anything else (a list, a number,
-# null) replaces what was there. Three additions:
+# null) replaces what was there. Four additions:
 #   - a key set to REMOVE is deleted (null cannot say so: it is a value several settings use);
+#     removing a key that is not there is an error, not a silent no-op;
 #   - a mapping holding `REPLACE: true` replaces the mapping below instead of merging into it. Key
 #     order reaches results (a figure draws its settings in config order, records store their
 #     settings as written), and merging puts the keys a layer adds after the ones below it: a
 #     scale whose keys come in another order states that mapping whole;
 #   - the datasets block of a scale's first overlay replaces the base's instead of merging into it,
 #     so a paper run never inherits a stand-in. A later layer (the rehearsal, a user's file)
-#     merges into the scale's datasets as into any block.
+#     merges into the scale's datasets as into any block;
+#   - a group of sibling entries may hold a `DEFAULTS` mapping: once every layer is merged, each
+#     entry of the group is that mapping with the entry merged over it (the entry's values win).
+#     The defaults' keys come first, in their order, then the entry's own: a layer changes a
+#     default for every entry (or removes it), or sets a value in one entry alone.
 # The scale is the last `scale:` the user's files or --config name; without one it is quick, so a
 # user's own --configfile overlays the default configuration instead of replacing it.
 
@@ -115,6 +120,7 @@ SCALE_OVERLAYS = {
 }
 REMOVE = "__remove__"
 REPLACE = "__replace__"
+DEFAULTS = "__defaults__"
 REPLACED_PER_SCALE = ("datasets",)
 
 
@@ -123,7 +129,17 @@ def read_layer(path: str | Path) -> dict:
     layer = yaml.safe_load(Path(path).read_text()) or {}
     if not isinstance(layer, dict):
         raise ConfigError(f"configuration file {path}: expected a mapping of keys, got {type(layer).__name__}")
-    return layer
+    return _unshared(layer)
+
+
+def _unshared(value):
+    """``value`` rebuilt so that no two settings are one object: a YAML alias or merge (`<<: *x`)
+    shares its anchor's mappings and lists, and a change to one would reach the other."""
+    if isinstance(value, dict):
+        return {key: _unshared(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_unshared(item) for item in value]
+    return value
 
 
 def overlay(config: dict, layer: dict) -> dict:
@@ -131,7 +147,9 @@ def overlay(config: dict, layer: dict) -> dict:
     merged = dict(config)
     for key, value in layer.items():
         if value == REMOVE:
-            merged.pop(key, None)
+            if key not in merged:  # e.g. a group's default, which an entry cannot remove
+                raise ConfigError(f"config key {key!r}: {REMOVE} of a setting that is not there")
+            del merged[key]
         elif isinstance(value, dict) and isinstance(merged.get(key), dict) and value.get(REPLACE) is not True:
             merged[key] = overlay(merged[key], value)
         else:
@@ -163,7 +181,20 @@ def compose(scale: str, user_layers=(), config_dir: str | Path = CONFIG_DIR) -> 
         config = overlay(config, layer)
     for layer in user_layers:
         config = overlay(config, layer)
-    return config
+    return with_defaults_applied(config)
+
+
+def with_defaults_applied(config: dict) -> dict:
+    """``config`` with each group's ``DEFAULTS`` merged under every entry of the group, and gone."""
+    defaults = config.get(DEFAULTS)
+    expanded = {}
+    for key, value in config.items():
+        if key == DEFAULTS:
+            continue
+        if defaults is not None and isinstance(value, dict):
+            value = overlay(defaults, value)
+        expanded[key] = with_defaults_applied(value) if isinstance(value, dict) else value
+    return expanded
 
 
 def load_scale(scale: str, config_dir: str | Path = CONFIG_DIR) -> dict:
