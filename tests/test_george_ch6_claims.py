@@ -5,6 +5,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from configured import claim_thresholds
 from linearlens.analysis.george_thesis.ch6 import COMPLEXITY_MEASURES, example_mean_share
 from linearlens.claims.george_thesis.ch6 import (
     ALIGNMENT_THRESHOLDS,
@@ -182,14 +183,17 @@ def test_h16_an_isotropic_spectrum_and_eigenfunctions_losing_the_classes_fail(tm
     assert [c.passed for c in disk_claims(ClaimsJob({"runs": [held]}, {"thresholds": "paper"}))] == [True, True]
 
 
+SPECTRAL_BIAS = claim_thresholds("george_thesis", "quick", "spectral_bias")
+
+
 def test_h24_frequencies_falling_with_j_and_a_flat_spectrum_fail(tmp_path):
     """Counter-example to Fig B.2: the dominant frequency falls as j grows, and λ10/λ1 = 50% (thesis ≈ 4%)."""
     path = tmp_path / "spectrum.npz"
     np.savez(path, dominant_frequency=np.arange(50)[::-1], ratios=np.full(50, 0.5))
-    checks = spectral_bias_claims(ClaimsJob({"run": [str(path)]}, {"thresholds": "quick"}))
+    checks = spectral_bias_claims(ClaimsJob({"run": [str(path)]}, {"thresholds": SPECTRAL_BIAS}))
     assert [c.passed for c in checks] == [False, False, False]
     np.savez(path, dominant_frequency=np.arange(50) // 2, ratios=np.full(50, 0.04))
-    assert [c.passed for c in spectral_bias_claims(ClaimsJob({"run": [str(path)]}, {"thresholds": "quick"}))] == [
+    assert [c.passed for c in spectral_bias_claims(ClaimsJob({"run": [str(path)]}, {"thresholds": SPECTRAL_BIAS}))] == [
         True, True, True]
 
 
