@@ -85,9 +85,36 @@ def assert_grids_hold_the_runs_read(scale, document, families, runs_folder):
     assert read and read <= made
 
 
+def george_families(chapter: str) -> list[RunFamily]:
+    return [family for family in george.FAMILIES if family.chapter == chapter]
+
+
 @pytest.mark.parametrize("scale", ["smoke", "quick", "paper", "rehearsal"])
 def test_george_ch6_grids_hold_the_runs_the_figures_read(scale):
-    assert_grids_hold_the_runs_read(scale, "george_thesis", george.FAMILIES, "results/george_thesis/runs/ch6/")
+    assert_grids_hold_the_runs_read(scale, "george_thesis", george_families("ch6"), "results/george_thesis/runs/ch6/")
+
+
+# Chapter 3's rules and files as they were written by hand, before the families generated them.
+GEORGE_CH3 = {
+    "george_thesis_ch3_train": ["showcase/training.csv", "showcase/checkpoints/epoch{epoch}.pt"],
+    "george_thesis_ch3_fisher_quality": ["showcase/fisher_quality/epoch{epoch}.json"],
+    "george_thesis_ch3_ntk_pair": ["showcase/ntk_pair/epoch{epoch}.npz"],
+}
+
+
+def test_george_ch3_training_writes_one_checkpoint_per_configured_epoch():
+    train = george.TRAIN_SHOWCASE
+    outputs = train.output_patterns(train.config_group(load_scale("quick")["george_thesis"]))
+    runs = "results/george_thesis/runs/ch3/showcase"
+    assert outputs == {"record": f"{runs}/training.csv",
+                       "checkpoints": [f"{runs}/checkpoints/epoch{epoch}.pt" for epoch in (0, 1, 3)]}
+
+
+@pytest.mark.parametrize("scale", ["smoke", "quick", "paper", "rehearsal"])
+def test_george_ch3_grids_hold_the_runs_the_figures_read(scale):
+    # the training run's checkpoints are read by these runs, not by a figure
+    assert_grids_hold_the_runs_read(scale, "george_thesis", [george.FISHER_QUALITY, george.NTK_PAIR],
+                                    "results/george_thesis/runs/ch3/")
 
 
 # Chapter 2's rules and files as they were written by hand, before the families generated them.
@@ -215,7 +242,10 @@ def test_the_probe_family_reads_the_checkpoints_of_its_run():
 
 # Each document's converted families, the rules and files they replace, and where a run's state lies.
 KEPT = [
-    pytest.param(george.FAMILIES, GEORGE_CH6, "results/george_thesis/runs/ch6/",
+    pytest.param(george_families("ch3"), GEORGE_CH3, "results/george_thesis/runs/ch3/",
+                 {"george_thesis_ch3_train": ("showcase", "results/george_thesis/state/ch3/showcase.pt")},
+                 id="george_ch3"),
+    pytest.param(george_families("ch6"), GEORGE_CH6, "results/george_thesis/runs/ch6/",
                  {"george_thesis_ch6_run_perturbation": ("seed3", "results/george_thesis/state/ch6/perturbation/seed3.pt")},
                  id="george_ch6"),
     pytest.param(karp_families("ch2"), KARP_CH2, "results/karp_thesis/runs/ch2/",

@@ -86,6 +86,9 @@ class RunFamily:
     # False: its runs lie in the chapter's runs themselves, the first part of a run id naming their
     # folder (telescoping's smoother runs, one folder per configured family of runs)
     own_folder: bool = True
+    # Outputs that name a config value, as {name: its values} from the config group: such an output
+    # is one file per value (a run's checkpoints: {"epoch": group["checkpoints"]}).
+    expands: Callable[[dict], dict[str, list]] | None = None
 
     @property
     def rule(self) -> str:
@@ -113,8 +116,17 @@ class RunFamily:
         """The file ``name`` of run ``run_id``; without a run id, the pattern with its wildcards."""
         return f"{self.runs_folder}/{run_id or self.run_id}{self.outputs[name]}"
 
-    def output_patterns(self) -> dict[str, str]:
-        return {name: self.output(name) for name in self.outputs}
+    def output_patterns(self, group_config: dict | None = None) -> dict[str, str | list[str]]:
+        """Each output's pattern; one that names an expanded config value, the list of its files."""
+        values = self.expands(group_config) if self.expands and group_config is not None else {}
+        return {name: self._expanded(self.output(name), values) for name in self.outputs}
+
+    @staticmethod
+    def _expanded(pattern: str, values: dict[str, list]) -> str | list[str]:
+        name = next((name for name in WILDCARD.findall(pattern) if name in values), None)
+        if name is None:
+            return pattern
+        return [pattern.replace(f"{{{name}}}", str(value)) for value in values[name]]
 
     def outputs_of(self, name: str, run_ids) -> list[str]:
         """The file ``name`` of each run, in the order given."""

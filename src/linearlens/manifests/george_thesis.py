@@ -10,7 +10,6 @@ import re
 
 from .. import paths
 from ..analysis.george_thesis.ch2 import GAUSSIANS_PATH
-from ..analysis.george_thesis.ch3 import fisher_quality_paths, ntk_pair_paths
 from ..analysis.george_thesis.ch4 import frequency_paths, mlp_classifier_paths, search_paths, spectrum_path
 from ..analysis.george_thesis.ch5 import (
     closed_forms_path,
@@ -26,7 +25,9 @@ from ..analysis.george_thesis.ch6 import complexity_runs, ordered_panels
 from .entries import NOT_BUILT, ClaimSet, Entry
 from .george_thesis_runs import (
     FAMILIES,  # noqa: F401 (rules/families.smk generates their rules)
+    FISHER_QUALITY,
     NAMING_KEYS,
+    NTK_PAIR,
     RUN_ALIGNMENT,
     RUN_COMPLEXITY,
     RUN_DISK,
@@ -104,12 +105,17 @@ GAUSSIANS_DATA = "four normal distributions in closed form (Example 4, §2.4.1; 
 
 # --- Chapter 3: the showcase's runs (Figs 3.3-3.7) -----------------------------------------------
 
+def showcase_files(family, name: str, spec: dict) -> list[str]:
+    """The file ``name`` of each of the family's runs, one per checkpoint of the showcase."""
+    return family.outputs_of(name, family.grid(spec))
+
+
 def showcase_quality(spec: dict) -> dict[str, list[str]]:
-    return {"runs": fisher_quality_paths(spec), "provenance": [paths.provenance(spec["dataset"])]}
+    return {"runs": showcase_files(FISHER_QUALITY, "quality", spec), "provenance": [paths.provenance(spec["dataset"])]}
 
 
 def showcase_pairs(spec: dict) -> dict[str, list[str]]:
-    return {"runs": ntk_pair_paths(spec), "provenance": [paths.provenance(spec["dataset"])]}
+    return {"runs": showcase_files(NTK_PAIR, "pair", spec), "provenance": [paths.provenance(spec["dataset"])]}
 
 
 # --- Chapter 4: the run of Fig 4.2 --------------------------------------------------------------
@@ -509,8 +515,8 @@ def _claim_params(group: str, runs_of):
 
 CLAIM_SETS = [
     group_claims("gaussians_claims", "gaussians", gaussians_inputs, "ch2", "gaussian"),
-    group_claims("fisher_quality_claims", "showcase", lambda spec: {"runs": fisher_quality_paths(spec)}, "ch3", "fisher_quality"),
-    group_claims("ntk_pair_claims", "showcase", lambda spec: {"runs": ntk_pair_paths(spec)}, "ch3"),
+    group_claims("fisher_quality_claims", "showcase", lambda spec: {"runs": showcase_files(FISHER_QUALITY, "quality", spec)}, "ch3", "fisher_quality"),
+    group_claims("ntk_pair_claims", "showcase", lambda spec: {"runs": showcase_files(NTK_PAIR, "pair", spec)}, "ch3"),
     group_claims("kfe_tracking_claims", "mlp_classifier", mlp_classifier_runs, "ch4", "kfe_tracking"),
     group_claims("autoencoder_claims", "autoencoder", autoencoder_runs, "ch4", "autoencoder"),
     group_claims("vgg_claims", "vgg", cifar_runs("vgg"), "ch4", "cifar"),

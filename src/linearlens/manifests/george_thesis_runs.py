@@ -2,11 +2,50 @@
 generates their rules; the manifest (``george_thesis``) asks them for the files its figures read."""
 
 from .. import paths
+from ..analysis.george_thesis.ch3 import fisher_quality_spec, ntk_pair_spec, training_spec
 from ..analysis.george_thesis.ch6 import complexity_run_specs
 from ..experiments.settings import family_runs
 from ..families import RunFamily, one_run, per_seed, spec_data
 
 DOCUMENT = "george_thesis"
+
+
+# --- Chapter 3 ----------------------------------------------------------------------------------
+
+# Figs 3.3-3.7's showcase: one training run, its network saved at each chosen epoch (0: the
+# initialisation); it keeps its state in the chapter's state folder, as showcase.pt.
+TRAIN_SHOWCASE = RunFamily(
+    DOCUMENT, "ch3", "showcase", one_run("showcase"),
+    "showcase", {"record": "/training.csv", "checkpoints": "/checkpoints/epoch{epoch}.pt"},
+    rule_name="george_thesis_ch3_train", own_folder=False,
+    expands=lambda group_config: {"epoch": group_config["checkpoints"]}, inputs=spec_data,
+    params=lambda group_config, spec: {"spec": training_spec(spec)}, device=True, budget="long_training",
+    resumable=True)
+
+
+def per_checkpoint(kind: str):
+    """A grid of one run per checkpoint of the showcase, named ``<kind>/epoch<epoch>``."""
+    return lambda group_config: {f"{kind}/epoch{epoch}": group_config for epoch in group_config["checkpoints"]}
+
+
+def checkpoint_and_data(group_config: dict, wildcards: dict, spec: dict) -> dict[str, str]:
+    """The showcase's network at the run's epoch, and its prepared dataset."""
+    return {"checkpoint": TRAIN_SHOWCASE.output("checkpoints").format(epoch=wildcards["epoch"]),
+            **spec_data(group_config, wildcards, spec)}
+
+
+# Figs 3.3-3.6 at one checkpoint: every Fisher approximation against the Monte-Carlo FIM.
+FISHER_QUALITY = RunFamily(
+    DOCUMENT, "ch3", "fisher_quality", per_checkpoint("fisher_quality"),
+    "fisher_quality/epoch{epoch}", {"quality": ".json"}, group="showcase", folder="showcase",
+    rule_name="george_thesis_ch3_fisher_quality", inputs=checkpoint_and_data,
+    params=lambda group_config, spec: {"spec": fisher_quality_spec(spec)}, device=True, budget="long_training")
+# Fig 3.7 at one checkpoint: the NTK Gram of f[c2] − f[c1] on test examples of c1 and c2.
+NTK_PAIR = RunFamily(
+    DOCUMENT, "ch3", "ntk_pair", per_checkpoint("ntk_pair"),
+    "ntk_pair/epoch{epoch}", {"pair": ".npz"}, group="showcase", folder="showcase",
+    rule_name="george_thesis_ch3_ntk_pair", inputs=checkpoint_and_data,
+    params=lambda group_config, spec: {"spec": ntk_pair_spec(spec)}, device=True, budget="long_training")
 
 
 # --- Chapter 6 ----------------------------------------------------------------------------------
@@ -103,5 +142,5 @@ RUN_COMPLEXITY = RunFamily(
     "{run}/seed{seed}", {"records": ".csv", "measures": ".json"}, inputs=spec_data, device=True,
     budget="long_training", resumable=True)
 
-FAMILIES = [RUN_ALIGNMENT, SUMMARISE_ALIGNMENT, RUN_EASY_DIFFICULT, RUN_DISK, RUN_SPECTRAL_BIAS, RUN_SUPERNAT,
+FAMILIES = [TRAIN_SHOWCASE, FISHER_QUALITY, NTK_PAIR, RUN_ALIGNMENT, SUMMARISE_ALIGNMENT, RUN_EASY_DIFFICULT, RUN_DISK, RUN_SPECTRAL_BIAS, RUN_SUPERNAT,
             RUN_RBF_CAPACITY, RUN_PERTURBATION, RUN_COMPLEXITY]

@@ -12,36 +12,11 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import linprog
 
-SHOWCASE_RUNS = "results/george_thesis/runs/ch3/showcase"
 # The thesis's names of the approximations (NNGeometry's classes), in its order.
 REPRESENTATION_NAMES = {"diag": "PMatDiag", "quasi_diag": "PMatQuasiDiag", "kfac": "PMatKFAC", "ekfac": "PMatEKFAC"}
 
 
-# --- the runs' files and the settings each rule depends on --------------------------------------
-
-def checkpoint_path(epoch: int) -> str:
-    return f"{SHOWCASE_RUNS}/checkpoints/epoch{epoch}.pt"
-
-
-def training_record_path() -> str:
-    return f"{SHOWCASE_RUNS}/training.csv"
-
-
-def fisher_quality_path(epoch: int) -> str:
-    return f"{SHOWCASE_RUNS}/fisher_quality/epoch{epoch}.json"
-
-
-def ntk_pair_path(epoch: int) -> str:
-    return f"{SHOWCASE_RUNS}/ntk_pair/epoch{epoch}.npz"
-
-
-def fisher_quality_paths(spec: dict) -> list[str]:
-    return [fisher_quality_path(epoch) for epoch in spec["checkpoints"]]
-
-
-def ntk_pair_paths(spec: dict) -> list[str]:
-    return [ntk_pair_path(epoch) for epoch in spec["checkpoints"]]
-
+# --- the settings each run depends on ---------------------------------------------------------
 
 def training_spec(spec: dict) -> dict:
     """What the training run's result depends on."""
