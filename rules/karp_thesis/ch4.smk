@@ -5,7 +5,7 @@
 KARP_CH4 = config.get("karp_thesis", {}).get("ch4")
 
 if KARP_CH4:
-    from linearlens.analysis.karp_thesis.ch4 import ONE_STEP_PATH as KARP_CH4_ONE_STEP_PATH
+    from linearlens.manifests.karp_thesis import ONE_STEP_PATH as KARP_CH4_ONE_STEP_PATH
 
     rule karp_thesis_ch4_run_one_step:
         # Fig 4.1: one gradient step on V under uniform attention (W = 0), the gradient averaged over
@@ -17,9 +17,9 @@ if KARP_CH4:
         params:
             spec=canonical(KARP_CH4),
         log:
-            "results/logs/karp_thesis/ch4/one_step.log",
+            paths.log_of(KARP_CH4_ONE_STEP_PATH),
         benchmark:
-            "results/benchmarks/rules/karp_thesis/ch4/one_step.tsv"
+            paths.benchmark_of(KARP_CH4_ONE_STEP_PATH)
         # a (L + 1) × N by N × (L + 1) product: well under a second on one core
         threads: 1
         conda:

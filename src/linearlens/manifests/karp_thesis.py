@@ -5,7 +5,6 @@ C to chapter 5; chapters 1 and 6 have none."""
 from .. import paths
 from ..analysis.karp_thesis.ch2 import configurations, kept_sizes, sweep_settings
 from ..analysis.karp_thesis.ch3 import example_datasets, image_datasets, sparsity_settings
-from ..analysis.karp_thesis.ch4 import ONE_STEP_PATH
 from ..analysis.karp_thesis.ch5 import growth_run_paths, stacking_run_paths
 from .entries import BUILT, ILLUSTRATIVE, NOT_BUILT, ClaimSet, Entry
 from .karp_thesis_runs import (  # noqa: F401 (FAMILIES: rules/families.smk generates their rules)
@@ -205,6 +204,8 @@ CH3_CLAIMS = ClaimSet(
 
 FIGURES_CH4 = "linearlens.figures.karp_thesis.ch4"
 DECISION_LISTS_DATA = "synthetic: decision lists of Sec 4.3.4 (no dataset)"
+# V₀, V₁, the task and the settings of Fig 4.1's one gradient step
+ONE_STEP_PATH = paths.runs("karp_thesis", "ch4", "one_step.npz")
 
 
 def ch4_spec(config: dict) -> dict | None:

@@ -1,4 +1,4 @@
-"""Chapter 4, a one-layer transformer learning decision lists: where the one-step run lives and the
+"""Chapter 4, a one-layer transformer learning decision lists: the
 summaries of V₁ behind Fig 4.1 and its claims (torch-free, numpy only).
 
 The structure Theorem 4.4 needs is V ≈ cP, P the permutation matrix of π (P[π(a), a] = 1): in each
@@ -11,9 +11,6 @@ from __future__ import annotations
 import json
 
 import numpy as np
-
-RUNS = "results/karp_thesis/runs/ch4"
-ONE_STEP_PATH = f"{RUNS}/one_step.npz"  # V₀, V₁, the task and the settings of Fig 4.1's step
 
 
 def read_one_step(path: str) -> dict:
