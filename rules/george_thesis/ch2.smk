@@ -2,7 +2,7 @@
 # (src/linearlens/manifests/george_thesis.py lists them, with the issue that builds each). Its
 # drawings are generated from the manifest (rules/manifests.smk). Rule names: george_thesis_ch2_<verb>.
 
-from linearlens.analysis.george_thesis.ch2 import GAUSSIANS_PATH
+from linearlens.manifests.george_thesis import GAUSSIANS_PATH
 
 GEORGE_CH2 = config.get("george_thesis", {}).get("ch2") or {}
 
@@ -19,7 +19,7 @@ if "gaussians" in GEORGE_CH2:
         params:
             spec=canonical(GEORGE_CH2["gaussians"]),
         log:
-            "results/logs/george_thesis/ch2/gaussians.log",
+            paths.log_of(GAUSSIANS_PATH),
         # closed forms on 1,000 points: well under a second
         threads: 1
         conda:

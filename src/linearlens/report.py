@@ -21,6 +21,7 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup, escape
 
+from . import paths
 from .claims import FAILURE_LABELS, FAILURE_REASONS, ClaimCheck, read_claims
 from .manifests.entries import BUILT, Entry, document_order
 
@@ -142,10 +143,10 @@ def benchmark_seconds(benchmark_dir: str | Path) -> tuple[float | None, int]:
 
 def run_summary(repo_dir: str | Path, workdir: str | Path, config_digest: str,
                 now: datetime.datetime | None = None) -> RunSummary:
-    """What the report job knows of its run; ``workdir`` holds .snakemake/log and results/benchmarks."""
+    """What the report job knows of its run; ``workdir`` holds .snakemake/log and the jobs' benchmark files."""
     now = now or datetime.datetime.now()
     start = invocation_start(Path(workdir) / ".snakemake" / "log", now)
-    job_seconds, jobs = benchmark_seconds(Path(workdir) / "results" / "benchmarks" / "rules")
+    job_seconds, jobs = benchmark_seconds(Path(workdir) / paths.JOB_BENCHMARKS)
     return RunSummary(git_commit(repo_dir), config_digest,
                       (now - start).total_seconds() if start else None, job_seconds, jobs)
 
@@ -485,7 +486,7 @@ def build_report(out_path: str | Path, documents: list[dict], claims: dict[str, 
     ]
     html = _environment().get_template("report.html.j2").render(
         documents=views, datasets=datasets, scale=scale, run=run, built=BUILT, reasons=FAILURE_REASONS,
-        labels=FAILURE_LABELS)
+        labels=FAILURE_LABELS, job_benchmarks=paths.JOB_BENCHMARKS)
     out_path.write_text(html)
     if fidelity_path is not None:
         Path(fidelity_path).write_text(fidelity_markdown(views, scale))

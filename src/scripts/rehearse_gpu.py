@@ -1,5 +1,5 @@
 """Rule rehearse_gpu: a few steps of each heavy family of config/paper.yaml at paper size on the GPU
-(benchmarks.rehearse_gpu), step time and peak memory to results/benchmarks/rehearse_gpu.csv."""
+(benchmarks.rehearse_gpu), step time and peak memory to the benchmark table paths.benchmark("rehearse_gpu")."""
 
 import tempfile
 from pathlib import Path

@@ -1,6 +1,6 @@
 """The papers' claims as checks over measured numbers, and the claims file each paper writes.
 
-``results/<paper>/claims.json`` holds one verdict per check for the scale that produced it; the
+Each paper's claims file (``paths.claims``) holds one verdict per check for the scale that produced it; the
 report reads it. A check that fails is written as failing, with its measured value and one reason
 from ``FAILURE_REASONS``; a check not evaluated at this scale says why in its note.
 """

@@ -9,7 +9,6 @@ chapter 6, C with chapter 5.
 import re
 
 from .. import paths
-from ..analysis.george_thesis.ch2 import GAUSSIANS_PATH
 from ..analysis.george_thesis.ch4 import frequency_paths, mlp_classifier_paths, search_paths, spectrum_path
 from ..analysis.george_thesis.ch5 import (
     closed_forms_path,
@@ -95,6 +94,9 @@ def group_claims(function: str, group: str, inputs_of, chapter: str = "ch6", thr
 
 
 # --- Chapter 2: the closed-form run of Fig 2.1 --------------------------------------------------
+
+GAUSSIANS_PATH = paths.runs("george_thesis", "ch2", "gaussians.npz")
+
 
 def gaussians_inputs(spec: dict) -> dict[str, list[str]]:
     return {"run": [GAUSSIANS_PATH]}

@@ -7,7 +7,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-GAUSSIANS_PATH = "results/george_thesis/runs/ch2/gaussians.npz"
 PAIR_NAMES = ("AB", "CD")  # the middle and the right panel of Fig 2.1
 PAIR_MEASURES = ("parameter_distance", "kl_forward", "kl_backward", "interval_overlap", "density_overlap",
                  "bayes_accuracy")
