@@ -215,16 +215,6 @@ def tabular_searches(panel):
             for model in TABULAR_SEARCH.get("models", [])}
 
 
-# --- iterative linearisation: the run rules' settings (figures and claims: the manifest) ---------
-
-from linearlens.experiments.settings import experiment_runs
-
-IL = config.get("iterative_linearisation", {})
-IL_EXPERIMENTS = IL.get("experiments", {})
-IL_RUNS = {(experiment, setting): run for experiment, spec in IL_EXPERIMENTS.items()
-           for setting, run in experiment_runs(spec).items()}
-
-
 # --- the manifests: what rules/manifests.smk generates -------------------------------------------
 
 from linearlens.manifests.entries import BUILT

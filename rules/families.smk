@@ -35,7 +35,17 @@ def family_code(family: RunFamily, grid):
 
 def family_param(family: RunFamily, group, grid, name):
     spec = run_spec(family, grid)
+    if family.device and name == family.device_in:
+        return lambda wildcards: canonical({**family.params(group, spec(wildcards))[name], "device": config["device"]})
     return lambda wildcards: canonical(family.params(group, spec(wildcards))[name])
+
+
+def script_param(family: RunFamily):
+    """The script's name, as a param Snakemake records or, for a family that keeps the params of the
+    rule it replaced, as one it derives (a function of the job's output) and does not record."""
+    if family.records_script:
+        return family.script_file
+    return lambda wildcards, output, script=family.script_file: script
 
 
 def family_params(family: RunFamily, group, grid):
@@ -45,8 +55,8 @@ def family_params(family: RunFamily, group, grid):
     params = {name: family_param(family, group, grid, name) for name in names}
     # the script's name: Snakemake reads the `script:` path when the job runs, after this loop has
     # moved on, so the path takes it from the job's params
-    params["script"] = family.script_file
-    if family.device:
+    params["script"] = script_param(family)
+    if family.device and not family.device_in:
         params["device"] = config["device"]
     if family.resumable:
         # not an output: the state survives a killed job, and the next attempt resumes it
@@ -61,7 +71,6 @@ def family_constraints(family: RunFamily, grid):
 for document in PAPERS:
     for family, group in configured_families(document):
         grid = family.grid(group)
-        first_output = family.output(next(iter(family.outputs)))
 
         rule:
             name:
@@ -74,9 +83,9 @@ for document in PAPERS:
             params:
                 **family_params(family, group, grid),
             log:
-                paths.log_of(first_output),
+                family.log(),
             benchmark:
-                paths.benchmark_of(first_output)
+                family.benchmark()
             wildcard_constraints:
                 **family_constraints(family, grid),
             threads: threads_for(family.threads) if family.threads else 1

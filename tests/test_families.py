@@ -48,6 +48,24 @@ def test_a_job_is_given_its_run_state_file_or_the_folder_its_script_keeps_its_st
     assert chapter.job_state({"setting": "bert"}) == "results/doc/state/ch1"
 
 
+
+def test_a_job_may_be_logged_under_its_own_name_rather_than_its_first_output():
+    named = RunFamily("doc", "", "lmc", lambda group: {}, "seed{seed}", {"model": "/pretrained.pt"},
+                      job_name="lmc/seed{seed}/pretrain")
+    assert named.log() == "results/logs/doc/lmc/seed{seed}/pretrain.log"
+    assert named.benchmark() == "results/benchmarks/rules/doc/lmc/seed{seed}/pretrain.tsv"
+    unnamed = RunFamily("doc", "", "lmc", lambda group: {}, "seed{seed}", {"model": "/pretrained.pt"})
+    assert unnamed.log() == "results/logs/doc/lmc/seed{seed}/pretrained.log"
+
+
+def test_the_converted_il_runs_keep_the_params_their_rule_recorded():
+    """IL's runs carry the device inside their run spec and record no script, as their hand-written
+    rule did: a change there would rerun every run already made."""
+    assert il.RUN.device and il.RUN.device_in == "run" and not il.RUN.records_script
+    assert set(il.RUN.params({}, {"K": 1})) == {"run"}
+    assert il.IDENTITY.job_name == "identity" and il.IDENTITY.log() == "results/logs/iterative_linearisation/identity.log"
+
+
 # Chapter 6's rules and files as they were written by hand, before the families generated them.
 GEORGE_CH6 = {
     "george_thesis_ch6_run_alignment": ["alignment/{family}/{setting}/seed{seed}.csv",
@@ -159,6 +177,8 @@ def test_the_paper_searches_each_tabular_panel_for_each_model_searched():
 ITERATIVE_LINEARISATION = {
     "iterative_linearisation_damping": ["damping/lambda{damping}.csv", "damping/lambda{damping}.npz"],
     "iterative_linearisation_probe": ["probes/{experiment}/{setting}/seed{seed}.csv"],
+    "iterative_linearisation_run": ["{experiment}/{setting}/seed{seed}.csv", "{experiment}/{setting}/seed{seed}.pt"],
+    "iterative_linearisation_k1_identity": ["identity/k1_vs_ordinary.json"],
 }
 
 
@@ -184,7 +204,9 @@ KEPT = [
                   "telescoping_smoother_run": ("dd_mnist_clean/width4/seed0",
                                                "results/telescoping/state/dd_mnist_clean/width4/seed0.pt")},
                  id="telescoping"),
-    pytest.param(il.FAMILIES, ITERATIVE_LINEARISATION, "results/iterative_linearisation/runs/", {},
+    pytest.param(il.FAMILIES, ITERATIVE_LINEARISATION, "results/iterative_linearisation/runs/",
+                 {"iterative_linearisation_run": ("full_batch/k1/seed0",
+                                                  "results/iterative_linearisation/state/full_batch/k1/seed0.pt")},
                  id="iterative_linearisation"),
 ]
 
@@ -204,13 +226,20 @@ def test_families_keep_the_hand_written_rule_names_and_paths(declared, by_hand, 
 
 
 @pytest.mark.parametrize("scale", ["smoke", "quick", "paper", "rehearsal"])
-@pytest.mark.parametrize("folder", ["damping", "probes"])
+@pytest.mark.parametrize("folder", ["damping", "probes", "identity"])
 def test_iterative_linearisation_grids_hold_the_runs_the_figures_read(scale, folder):
-    if not load_scale(scale)["iterative_linearisation"].get(folder):
-        pytest.skip(f"no {folder} at {scale} scale")
     family = next(family for family in il.FAMILIES if family.name == folder)
+    if family.config_group(load_scale(scale)["iterative_linearisation"]) is None:
+        pytest.skip(f"no {folder} at {scale} scale")
     assert_grids_hold_the_runs_read(scale, "iterative_linearisation", [family],
                                     f"results/iterative_linearisation/runs/{folder}/")
+
+
+@pytest.mark.parametrize("scale", ["smoke", "quick", "paper", "rehearsal"])
+def test_iterative_linearisation_run_grid_holds_the_runs_the_figures_read(scale):
+    experiments = tuple(f"results/iterative_linearisation/runs/{name}/"
+                        for name in load_scale(scale)["iterative_linearisation"]["experiments"])
+    assert_grids_hold_the_runs_read(scale, "iterative_linearisation", [il.RUN], experiments)
 
 
 def test_every_family_is_declared_once():

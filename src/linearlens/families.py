@@ -86,6 +86,15 @@ class RunFamily:
     # False: its runs lie in the chapter's runs themselves, the first part of a run id naming their
     # folder (telescoping's smoother runs, one folder per configured family of runs)
     own_folder: bool = True
+    # The param that carries the device inside it (``{..., "device": ...}``), for a device family
+    # whose script reads it there rather than from a `device` param (IL's runs, as first written)
+    device_in: str = ""
+    # False: the script's name is a param Snakemake does not record, so a rule that becomes a family
+    # keeps its recorded params and its jobs do not rerun (the code trigger still follows the script)
+    records_script: bool = True
+    # What its jobs' log and benchmark are named after, a pattern over its wildcards under the
+    # document's logs and job benchmarks, when not after its first output ("lmc/seed{seed}/pretrain")
+    job_name: str = ""
 
     @property
     def rule(self) -> str:
@@ -129,6 +138,18 @@ class RunFamily:
         if self.state_folder is None:
             return self.state_of(self.id_of(wildcards))
         return paths.state(self.document, self.chapter, self.state_folder.format(**wildcards))
+
+    def log(self) -> str:
+        """Its jobs' log, a pattern with its wildcards."""
+        if self.job_name:
+            return paths.log(self.document, self.chapter, self.job_name)
+        return paths.log_of(self.output(next(iter(self.outputs))))
+
+    def benchmark(self) -> str:
+        """Its jobs' benchmark (time, memory), a pattern with its wildcards."""
+        if self.job_name:
+            return paths.job_benchmark(self.document, self.chapter, self.job_name)
+        return paths.benchmark_of(self.output(next(iter(self.outputs))))
 
     def id_of(self, wildcards: dict) -> str:
         return self.run_id.format(**wildcards)
