@@ -198,15 +198,12 @@ def report_claims():
 
 # --- telescoping lens: the run rules' settings (figures and claims: the manifest) -----------------
 
-from linearlens.experiments.settings import branch_runs
 from linearlens.manifests.telescoping_runs import RUN_TABULAR_SEARCH
 
 TELESCOPING = config.get("telescoping", {})
 TABULAR = TELESCOPING.get("tabular", {})
 TABULAR_PANELS = TABULAR.get("panels", {})
 TABULAR_SEARCH = TABULAR.get("search", {})
-LMC = TELESCOPING.get("lmc", {})
-LMC_BRANCHES = branch_runs(LMC) if LMC else {}
 
 
 def tabular_searches(panel):

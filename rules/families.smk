@@ -35,9 +35,11 @@ def family_code(family: RunFamily, grid):
 
 def family_param(family: RunFamily, group, grid, name):
     spec = run_spec(family, grid)
-    if family.device and name == family.device_in:
-        return lambda wildcards: canonical({**family.params(group, spec(wildcards))[name], "device": config["device"]})
-    return lambda wildcards: canonical(family.params(group, spec(wildcards))[name])
+
+    def param(wildcards):
+        value = family.job_params_of(group, dict(wildcards.items()), spec(wildcards))[name]
+        return {**value, "device": config["device"]} if family.device and name == family.device_in else value
+    return lambda wildcards: canonical(param(wildcards))
 
 
 def script_param(family: RunFamily):
@@ -51,7 +53,8 @@ def script_param(family: RunFamily):
 def family_params(family: RunFamily, group, grid):
     """The family's params, each in canonical form; its script; the device and the training state's
     path for the families that use them."""
-    names = family.params(group, next(iter(grid.values()))) if grid else {}
+    first = next(iter(grid), None)
+    names = family.job_params_of(group, family.wildcards_of(first), grid[first]) if grid else {}
     params = {name: family_param(family, group, grid, name) for name in names}
     # the script's name: Snakemake reads the `script:` path when the job runs, after this loop has
     # moved on, so the path takes it from the job's params

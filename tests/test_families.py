@@ -58,6 +58,15 @@ def test_a_job_may_be_logged_under_its_own_name_rather_than_its_first_output():
     assert unnamed.log() == "results/logs/doc/lmc/seed{seed}/pretrained.log"
 
 
+def test_a_job_may_take_params_from_its_wildcards():
+    family = RunFamily("doc", "", "lmc", lambda group: {}, "{branch}/seed{seed}", {"rows": ".csv"},
+                       job_params=lambda group, wildcards, spec: {"run": group[wildcards["branch"]]})
+    assert family.job_params_of({"a": 1, "b": 2}, {"branch": "b", "seed": "0"}, {}) == {"run": 2}
+    assert RunFamily("doc", "", "lmc", lambda group: {}, "seed{seed}", {"rows": ".csv"}).job_params_of(
+        {}, {"seed": "0"}, {"lr": 1}) == {"spec": {"lr": 1}}
+    assert family.wildcards_of("b/seed3") == {"branch": "b", "seed": "3"}
+
+
 def test_the_converted_il_runs_keep_the_params_their_rule_recorded():
     """IL's runs carry the device inside their run spec and record no script, as their hand-written
     rule did: a change there would rerun every run already made."""
@@ -152,6 +161,9 @@ TELESCOPING = {
     "telescoping_approximation_run": ["approximation/{setting}/lr{lr}/seed{seed}.csv"],
     "telescoping_smoother_run": ["{family}/{setting}/seed{seed}.csv"],
     "telescoping_tabular_search": ["tabular/{panel}/search_{model}.json"],
+    "telescoping_lmc_pretrain": ["lmc/pretrained/seed{seed}/pretrained.pt"],
+    "telescoping_lmc_parent": ["lmc/{branch}/seed{seed}/parent.pt", "lmc/{branch}/seed{seed}/gradient_change.csv"],
+    "telescoping_lmc_children": ["lmc/{branch}/seed{seed}/spawn{step}/inner{inner}.csv"],
 }
 
 
@@ -162,6 +174,20 @@ def test_telescoping_grids_hold_the_runs_the_figures_read(scale):
     smoother = tuple(f"results/telescoping/runs/{family}/"
                      for family in telescoping.smoother_families(load_scale(scale)["telescoping"]))
     assert_grids_hold_the_runs_read(scale, "telescoping", [telescoping.RUN_SMOOTHER], smoother)
+    lmc = [telescoping.RUN_LMC_PARENT, telescoping.RUN_LMC_CHILDREN]
+    assert_grids_hold_the_runs_read(scale, "telescoping", lmc, "results/telescoping/runs/lmc/")
+
+
+def test_lmc_jobs_keep_their_state_files_and_train_their_branch():
+    pretrain, parent = telescoping.RUN_LMC_PRETRAIN, telescoping.RUN_LMC_PARENT
+    assert pretrain.job_state({"seed": "0"}) == "results/telescoping/state/lmc/pretrained/seed0/pretrain.pt"
+    assert parent.job_state({"branch": "random", "seed": "1"}) == "results/telescoping/state/lmc/random/seed1/parent.pt"
+    lmc = load_scale("quick")["telescoping"]["lmc"]
+    pretrained = parent.job_params_of(lmc, {"branch": "pretrained", "seed": "0"}, lmc)["run"]
+    assert pretrained["spawn_steps"] != lmc["spawn_steps"] and pretrained["spawn_steps"] == lmc["pretrained"]["spawn_steps"]
+    inputs = parent.inputs(lmc, {"branch": "pretrained", "seed": "0"}, lmc)
+    assert inputs["initial"] == "results/telescoping/runs/lmc/pretrained/seed0/pretrained.pt"
+    assert "initial" not in parent.inputs(lmc, {"branch": "random", "seed": "0"}, lmc)
 
 
 def test_the_paper_searches_each_tabular_panel_for_each_model_searched():

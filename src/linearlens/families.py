@@ -92,9 +92,13 @@ class RunFamily:
     # False: the script's name is a param Snakemake does not record, so a rule that becomes a family
     # keeps its recorded params and its jobs do not rerun (the code trigger still follows the script)
     records_script: bool = True
-    # What its jobs' log and benchmark are named after, a pattern over its wildcards under the
-    # document's logs and job benchmarks, when not after its first output ("lmc/seed{seed}/pretrain")
+    # What its jobs' log, benchmark and (one file a job) training state are named after, a pattern
+    # over its wildcards under the document's logs, job benchmarks and state, when not after its
+    # first output and its run id ("lmc/pretrained/seed{seed}/pretrain")
     job_name: str = ""
+    # (config group, the job's wildcards, its spec) -> its params, for a family whose params read a
+    # wildcard its spec does not carry (the LMC branch a job trains); None: ``params``
+    job_params: Callable[[dict, dict, dict], dict] | None = None
 
     @property
     def rule(self) -> str:
@@ -135,6 +139,8 @@ class RunFamily:
 
     def job_state(self, wildcards: dict) -> str:
         """The `state` param of the job the wildcards name: its run's state file, or its state folder."""
+        if self.state_folder is None and self.job_name:
+            return f"{paths.state(self.document, self.chapter, self.job_name.format(**wildcards))}.pt"
         if self.state_folder is None:
             return self.state_of(self.id_of(wildcards))
         return paths.state(self.document, self.chapter, self.state_folder.format(**wildcards))
@@ -154,19 +160,28 @@ class RunFamily:
     def id_of(self, wildcards: dict) -> str:
         return self.run_id.format(**wildcards)
 
-    def wildcard_values(self, run_ids) -> dict[str, set[str]]:
-        """{wildcard: the values it takes} over the given runs: the rule's wildcard constraints."""
-        names = WILDCARD.findall(self.run_id)
+    def wildcards_of(self, run_id: str) -> dict[str, str]:
+        """The wildcards that name run ``run_id``."""
         pattern = re.compile("".join(f"(?P<{part}>.+?)" if i % 2 else re.escape(part)
                                      for i, part in enumerate(WILDCARD.split(self.run_id))))
-        values = {name: set() for name in names}
+        match = pattern.fullmatch(run_id)
+        if match is None:
+            raise ValueError(f"{self.rule}: run id {run_id!r} does not have the form {self.run_id!r}")
+        return match.groupdict()
+
+    def wildcard_values(self, run_ids) -> dict[str, set[str]]:
+        """{wildcard: the values it takes} over the given runs: the rule's wildcard constraints."""
+        values = {name: set() for name in WILDCARD.findall(self.run_id)}
         for run_id in run_ids:
-            match = pattern.fullmatch(run_id)
-            if match is None:
-                raise ValueError(f"{self.rule}: run id {run_id!r} does not have the form {self.run_id!r}")
-            for name in names:
-                values[name].add(match[name])
+            for name, value in self.wildcards_of(run_id).items():
+                values[name].add(value)
         return values
+
+    def job_params_of(self, group_config: dict, wildcards: dict, spec: dict) -> dict:
+        """The params of the job the wildcards name."""
+        if self.job_params is None:
+            return self.params(group_config, spec)
+        return self.job_params(group_config, wildcards, spec)
 
 
 def declared_families() -> list[RunFamily]:
