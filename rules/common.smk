@@ -196,22 +196,6 @@ def report_claims():
     return [claims for claims in CLAIMS.values() if claims]
 
 
-# --- telescoping lens: the run rules' settings (figures and claims: the manifest) -----------------
-
-from linearlens.manifests.telescoping_runs import RUN_TABULAR_SEARCH
-
-TELESCOPING = config.get("telescoping", {})
-TABULAR = TELESCOPING.get("tabular", {})
-TABULAR_PANELS = TABULAR.get("panels", {})
-TABULAR_SEARCH = TABULAR.get("search", {})
-
-
-def tabular_searches(panel):
-    """The search results a panel's runs take their hyper-parameters from (none if not searched)."""
-    return {model: RUN_TABULAR_SEARCH.output("search", f"{panel}/search_{model}")
-            for model in TABULAR_SEARCH.get("models", [])}
-
-
 # --- the manifests: what rules/manifests.smk generates -------------------------------------------
 
 from linearlens.manifests.entries import BUILT

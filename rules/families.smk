@@ -82,7 +82,7 @@ for document in PAPERS:
                 unpack(family_inputs(family, group, grid)),
                 code=family_code(family, grid),
             output:
-                **family.output_patterns(),
+                **family.output_patterns(group),
             params:
                 **family_params(family, group, grid),
             log:

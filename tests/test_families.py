@@ -58,6 +58,16 @@ def test_a_job_may_be_logged_under_its_own_name_rather_than_its_first_output():
     assert unnamed.log() == "results/logs/doc/lmc/seed{seed}/pretrained.log"
 
 
+def test_a_family_may_add_outputs_its_config_names():
+    family = RunFamily("doc", "", "tabular", lambda group: {}, "{panel}/seed{seed}", {"records": ".csv"},
+                       configured_outputs=lambda group: {f"ensemble_{name}": f"_{name}.joblib" for name in group["boosting"]})
+    assert family.output_patterns({"boosting": ["xgboost"]}) == {
+        "records": "results/doc/runs/tabular/{panel}/seed{seed}.csv",
+        "ensemble_xgboost": "results/doc/runs/tabular/{panel}/seed{seed}_xgboost.joblib"}
+    assert family.output_patterns({"boosting": []}) == family.output_patterns() == {
+        "records": "results/doc/runs/tabular/{panel}/seed{seed}.csv"}
+
+
 def test_a_job_may_take_params_from_its_wildcards():
     family = RunFamily("doc", "", "lmc", lambda group: {}, "{branch}/seed{seed}", {"rows": ".csv"},
                        job_params=lambda group, wildcards, spec: {"run": group[wildcards["branch"]]})
@@ -161,6 +171,7 @@ TELESCOPING = {
     "telescoping_approximation_run": ["approximation/{setting}/lr{lr}/seed{seed}.csv"],
     "telescoping_smoother_run": ["{family}/{setting}/seed{seed}.csv"],
     "telescoping_tabular_search": ["tabular/{panel}/search_{model}.json"],
+    "telescoping_tabular_run": ["tabular/{panel}/seed{seed}.csv", "tabular/{panel}/seed{seed}.json"],
     "telescoping_lmc_pretrain": ["lmc/pretrained/seed{seed}/pretrained.pt"],
     "telescoping_lmc_parent": ["lmc/{branch}/seed{seed}/parent.pt", "lmc/{branch}/seed{seed}/gradient_change.csv"],
     "telescoping_lmc_children": ["lmc/{branch}/seed{seed}/spawn{step}/inner{inner}.csv"],
@@ -176,6 +187,20 @@ def test_telescoping_grids_hold_the_runs_the_figures_read(scale):
     assert_grids_hold_the_runs_read(scale, "telescoping", [telescoping.RUN_SMOOTHER], smoother)
     lmc = [telescoping.RUN_LMC_PARENT, telescoping.RUN_LMC_CHILDREN]
     assert_grids_hold_the_runs_read(scale, "telescoping", lmc, "results/telescoping/runs/lmc/")
+
+
+@pytest.mark.parametrize("scale", ["quick", "paper"])
+def test_tabular_runs_write_an_ensemble_per_boosting_library_and_read_their_searches(scale):
+    tabular = load_scale(scale)["telescoping"]["tabular"]
+    patterns = telescoping.RUN_TABULAR.output_patterns(tabular)
+    assert {name for name in patterns if name.startswith("ensemble_")} == {
+        f"ensemble_{library}" for library in tabular.get("boosting", {})}
+    assert all(patterns[f"ensemble_{library}"] == f"results/telescoping/runs/tabular/{{panel}}/seed{{seed}}_{library}.joblib"
+               for library in tabular.get("boosting", {}))
+    panel = next(iter(tabular["panels"]))
+    inputs = telescoping.RUN_TABULAR.inputs(tabular, {"panel": panel, "seed": "0"}, tabular)
+    assert set(inputs) == {"data", *tabular.get("search", {}).get("models", [])}
+    assert telescoping.RUN_TABULAR.params(tabular, tabular)["searched"] == list(tabular.get("search", {}).get("models", []))
 
 
 def test_lmc_jobs_keep_their_state_files_and_train_their_branch():

@@ -99,6 +99,9 @@ class RunFamily:
     # (config group, the job's wildcards, its spec) -> its params, for a family whose params read a
     # wildcard its spec does not carry (the LMC branch a job trains); None: ``params``
     job_params: Callable[[dict, dict, dict], dict] | None = None
+    # config group -> further outputs like ``outputs``, for a family whose files depend on its config
+    # (telescoping's tabular runs: one fitted ensemble per boosting library configured)
+    configured_outputs: Callable[[dict], dict[str, str]] | None = None
 
     @property
     def rule(self) -> str:
@@ -126,8 +129,10 @@ class RunFamily:
         """The file ``name`` of run ``run_id``; without a run id, the pattern with its wildcards."""
         return f"{self.runs_folder}/{run_id or self.run_id}{self.outputs[name]}"
 
-    def output_patterns(self) -> dict[str, str]:
-        return {name: self.output(name) for name in self.outputs}
+    def output_patterns(self, group_config: dict | None = None) -> dict[str, str]:
+        """Its outputs' patterns, with those its config group adds (``configured_outputs``)."""
+        added = self.configured_outputs(group_config) if self.configured_outputs and group_config is not None else {}
+        return {name: f"{self.runs_folder}/{self.run_id}{suffix}" for name, suffix in {**self.outputs, **added}.items()}
 
     def outputs_of(self, name: str, run_ids) -> list[str]:
         """The file ``name`` of each run, in the order given."""

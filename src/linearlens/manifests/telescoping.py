@@ -13,6 +13,7 @@ from .telescoping_runs import (  # noqa: F401 (FAMILIES: rules/families.smk gene
     RUN_LMC_CHILDREN,
     RUN_LMC_PARENT,
     RUN_SMOOTHER,
+    RUN_TABULAR,
     approximation_grid,
     children_grid,
     parent_grid,
@@ -21,7 +22,6 @@ from .telescoping_runs import (  # noqa: F401 (FAMILIES: rules/families.smk gene
 )
 
 TITLE = "Jeffares, Curth & van der Schaar (NeurIPS 2024): Deep learning through a telescoping lens"
-RUNS = "results/telescoping/runs"
 FIGURES = "linearlens.figures.telescoping"
 CLAIMS = "linearlens.claims.telescoping"
 
@@ -51,7 +51,8 @@ def tabular_panels(config, figure=None) -> list[str]:
 
 def tabular_runs(config, panels) -> list[str]:
     """One record file per (panel, seed) of the tabular study."""
-    return [f"{RUNS}/tabular/{panel}/seed{seed}.csv" for panel in panels for seed in config["tabular"]["seeds"]]
+    runs = [f"{panel}/seed{seed}" for panel in panels for seed in config["tabular"]["seeds"]]
+    return RUN_TABULAR.outputs_of("records", runs)
 
 
 def lmc_children_runs(config) -> list[str]:

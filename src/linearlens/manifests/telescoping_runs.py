@@ -49,6 +49,24 @@ def panel_data(tabular: dict, wildcards: dict, spec: dict) -> dict[str, str]:
     return {"data": paths.prepared(tabular["panels"][wildcards["panel"]]["dataset"])}
 
 
+def tabular_grid(tabular: dict) -> dict[str, dict]:
+    """One run per (panel, seed), each with the whole tabular config."""
+    return {f"{panel}/seed{seed}": tabular for panel in tabular["panels"] for seed in tabular["seeds"]}
+
+
+def searched_models(tabular: dict) -> list[str]:
+    """The models whose hyper-parameters a search picks (none below paper scale)."""
+    return list(tabular.get("search", {}).get("models", []))
+
+
+def tabular_inputs(tabular: dict, wildcards: dict, spec: dict) -> dict[str, str]:
+    """The panel's dataset and its searches' results, one input per model searched."""
+    panel = wildcards["panel"]
+    searches = {model: RUN_TABULAR_SEARCH.output("search", f"{panel}/search_{model}")
+                for model in searched_models(tabular)}
+    return {**searches, **panel_data(tabular, wildcards, spec)}
+
+
 def pretrain_grid(lmc: dict) -> dict[str, dict]:
     """One pretraining per outer seed of the pretrained branch, each with the whole LMC config (the
     models its jobs build)."""
@@ -105,6 +123,15 @@ RUN_TABULAR_SEARCH = RunFamily(
     params=lambda tabular, spec: {"experiment": tabular, "search": tabular["search"]}, device=True,
     budget="training")
 
+# Figs 5, 14: the tabular panels' runs (network, trees, boosting), a fitted ensemble per boosting library.
+RUN_TABULAR = RunFamily(
+    DOCUMENT, "", "tabular", tabular_grid, "{panel}/seed{seed}", {"records": ".csv", "provenance": ".json"},
+    rule_name="telescoping_tabular_run",
+    configured_outputs=lambda tabular: {f"ensemble_{library}": f"_{library}.joblib" for library in tabular.get("boosting", {})},
+    configured=lambda tabular: bool(tabular.get("panels")), inputs=tabular_inputs,
+    params=lambda tabular, spec: {"experiment": tabular, "searched": searched_models(tabular)}, device=True,
+    records_script=False, budget="training")
+
 # Fig 6's linear mode connectivity: the pretrained branch's network, pretrained once per outer seed,
 RUN_LMC_PRETRAIN = RunFamily(
     DOCUMENT, "", "lmc", pretrain_grid, "pretrained/seed{seed}", {"model": "/pretrained.pt"},
@@ -124,5 +151,5 @@ RUN_LMC_CHILDREN = RunFamily(
     rule_name="telescoping_lmc_children", configured=bool, inputs=children_inputs, job_params=branch_run,
     device=True, records_script=False, budget="training")
 
-FAMILIES = [RUN_APPROXIMATION, RUN_SMOOTHER, RUN_TABULAR_SEARCH, RUN_LMC_PRETRAIN, RUN_LMC_PARENT,
+FAMILIES = [RUN_APPROXIMATION, RUN_SMOOTHER, RUN_TABULAR_SEARCH, RUN_TABULAR, RUN_LMC_PRETRAIN, RUN_LMC_PARENT,
             RUN_LMC_CHILDREN]
