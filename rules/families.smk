@@ -1,9 +1,9 @@
 # Run rules generated from the run families (linearlens.families; each document's beside its
 # manifest, in src/linearlens/manifests/<document>_runs.py): one rule per family this configuration
 # runs, one job per run of its grid. Its outputs lie in the document's runs (linearlens.paths), its
-# log and benchmark are named after its first output; it asks a cluster for its budget's time and
-# memory (linearlens.cluster); a family that computes on the device gets the configured device as a
-# param and, under CUDA, a GPU.
+# log and benchmark are named after its first output (or its job_name); it asks a cluster for its
+# budget's time and memory (linearlens.cluster); a family that computes on the device gets the
+# configured device as a param (or inside one: device_in) and, under CUDA, a GPU.
 
 from linearlens.families import RunFamily
 

@@ -2,7 +2,7 @@
 per network, setting and seed). The declaration says which config group it reads, how that group
 expands to runs, what each run writes, and how its job runs; rules/families.smk generates one rule
 per configured family from it (every job benchmarked, its log and benchmark named after its first
-output), and the manifests ask it for the files a figure or claim set reads.
+output or its ``job_name``), and the manifests ask it for the files a figure or claim set reads.
 Each document's families sit beside its manifest (``manifests/<document>_runs.py``).
 
 Torch-free: the workflow reads it when it builds the DAG.
