@@ -174,35 +174,6 @@ def report_claims():
     return [claims for claims in CLAIMS.values() if claims]
 
 
-# --- telescoping lens: the run rules' settings (figures and claims: the manifest) -----------------
-
-from linearlens.experiments.settings import branch_runs
-from linearlens.manifests.telescoping_runs import RUN_TABULAR_SEARCH
-
-TELESCOPING = config.get("telescoping", {})
-TABULAR = TELESCOPING.get("tabular", {})
-TABULAR_PANELS = TABULAR.get("panels", {})
-TABULAR_SEARCH = TABULAR.get("search", {})
-LMC = TELESCOPING.get("lmc", {})
-LMC_BRANCHES = branch_runs(LMC) if LMC else {}
-
-
-def tabular_searches(panel):
-    """The search results a panel's runs take their hyper-parameters from (none if not searched)."""
-    return {model: RUN_TABULAR_SEARCH.output("search", f"{panel}/search_{model}")
-            for model in TABULAR_SEARCH.get("models", [])}
-
-
-# --- iterative linearisation: the run rules' settings (figures and claims: the manifest) ---------
-
-from linearlens.experiments.settings import experiment_runs
-
-IL = config.get("iterative_linearisation", {})
-IL_EXPERIMENTS = IL.get("experiments", {})
-IL_RUNS = {(experiment, setting): run for experiment, spec in IL_EXPERIMENTS.items()
-           for setting, run in experiment_runs(spec).items()}
-
-
 # --- the manifests: what rules/manifests.smk generates (linearlens.manifests.generated) ------------
 
 from linearlens.manifests import generated

@@ -1,9 +1,9 @@
 # Run rules generated from the run families (linearlens.families; each document's beside its
 # manifest, in src/linearlens/manifests/<document>_runs.py): one rule per family this configuration
 # runs, one job per run of its grid. Its outputs lie in the document's runs (linearlens.paths), its
-# log and benchmark are named after its first output; it asks a cluster for its budget's time and
-# memory (linearlens.cluster); a family that computes on the device gets the configured device as a
-# param and, under CUDA, a GPU.
+# log and benchmark are named after its first output (or its job_name); it asks a cluster for its
+# budget's time and memory (linearlens.cluster); a family that computes on the device gets the
+# configured device as a param (or inside one: device_in) and, under CUDA, a GPU.
 
 from linearlens.families import RunFamily
 
@@ -35,18 +35,31 @@ def family_code(family: RunFamily, grid):
 
 def family_param(family: RunFamily, group, grid, name):
     spec = run_spec(family, grid)
-    return lambda wildcards: canonical(family.params(group, spec(wildcards))[name])
+
+    def param(wildcards):
+        value = family.job_params_of(group, dict(wildcards.items()), spec(wildcards))[name]
+        return {**value, "device": config["device"]} if family.device and name == family.device_in else value
+    return lambda wildcards: canonical(param(wildcards))
+
+
+def script_param(family: RunFamily):
+    """The script's name, as a param Snakemake records or, for a family that keeps the params of the
+    rule it replaced, as one it derives (a function of the job's output) and does not record."""
+    if family.records_script:
+        return family.script_file
+    return lambda wildcards, output, script=family.script_file: script
 
 
 def family_params(family: RunFamily, group, grid):
     """The family's params, each in canonical form; its script; the device and the training state's
     path for the families that use them."""
-    names = family.params(group, next(iter(grid.values()))) if grid else {}
+    first = next(iter(grid), None)
+    names = family.job_params_of(group, family.wildcards_of(first), grid[first]) if grid else {}
     params = {name: family_param(family, group, grid, name) for name in names}
     # the script's name: Snakemake reads the `script:` path when the job runs, after this loop has
     # moved on, so the path takes it from the job's params
-    params["script"] = family.script_file
-    if family.device:
+    params["script"] = script_param(family)
+    if family.device and not family.device_in:
         params["device"] = config["device"]
     if family.resumable:
         # not an output: the state survives a killed job, and the next attempt resumes it
@@ -61,7 +74,6 @@ def family_constraints(family: RunFamily, grid):
 for document in PAPERS:
     for family, group in configured_families(document):
         grid = family.grid(group)
-        first_output = family.output(next(iter(family.outputs)))
 
         rule:
             name:
@@ -74,9 +86,9 @@ for document in PAPERS:
             params:
                 **family_params(family, group, grid),
             log:
-                paths.log_of(first_output),
+                family.log(),
             benchmark:
-                paths.benchmark_of(first_output)
+                family.benchmark()
             wildcard_constraints:
                 **family_constraints(family, grid),
             threads: threads_for(family.threads) if family.threads else 1

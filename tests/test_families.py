@@ -48,6 +48,43 @@ def test_a_job_is_given_its_run_state_file_or_the_folder_its_script_keeps_its_st
     assert chapter.job_state({"setting": "bert"}) == "results/doc/state/ch1"
 
 
+
+def test_a_job_may_be_logged_under_its_own_name_rather_than_its_first_output():
+    named = RunFamily("doc", "", "lmc", lambda group: {}, "seed{seed}", {"model": "/pretrained.pt"},
+                      job_name="lmc/seed{seed}/pretrain")
+    assert named.log() == "results/logs/doc/lmc/seed{seed}/pretrain.log"
+    assert named.benchmark() == "results/benchmarks/rules/doc/lmc/seed{seed}/pretrain.tsv"
+    unnamed = RunFamily("doc", "", "lmc", lambda group: {}, "seed{seed}", {"model": "/pretrained.pt"})
+    assert unnamed.log() == "results/logs/doc/lmc/seed{seed}/pretrained.log"
+
+
+def test_a_family_may_add_outputs_its_config_names():
+    family = RunFamily("doc", "", "tabular", lambda group: {}, "{panel}/seed{seed}", {"records": ".csv"},
+                       configured_outputs=lambda group: {f"ensemble_{name}": f"_{name}.joblib" for name in group["boosting"]})
+    assert family.output_patterns({"boosting": ["xgboost"]}) == {
+        "records": "results/doc/runs/tabular/{panel}/seed{seed}.csv",
+        "ensemble_xgboost": "results/doc/runs/tabular/{panel}/seed{seed}_xgboost.joblib"}
+    assert family.output_patterns({"boosting": []}) == family.output_patterns() == {
+        "records": "results/doc/runs/tabular/{panel}/seed{seed}.csv"}
+
+
+def test_a_job_may_take_params_from_its_wildcards():
+    family = RunFamily("doc", "", "lmc", lambda group: {}, "{branch}/seed{seed}", {"rows": ".csv"},
+                       job_params=lambda group, wildcards, spec: {"run": group[wildcards["branch"]]})
+    assert family.job_params_of({"a": 1, "b": 2}, {"branch": "b", "seed": "0"}, {}) == {"run": 2}
+    assert RunFamily("doc", "", "lmc", lambda group: {}, "seed{seed}", {"rows": ".csv"}).job_params_of(
+        {}, {"seed": "0"}, {"lr": 1}) == {"spec": {"lr": 1}}
+    assert family.wildcards_of("b/seed3") == {"branch": "b", "seed": "3"}
+
+
+def test_the_converted_il_runs_keep_the_params_their_rule_recorded():
+    """IL's runs carry the device inside their run spec and record no script, as their hand-written
+    rule did: a change there would rerun every run already made."""
+    assert il.RUN.device and il.RUN.device_in == "run" and not il.RUN.records_script
+    assert set(il.RUN.params({}, {"K": 1})) == {"run"}
+    assert il.IDENTITY.job_name == "identity" and il.IDENTITY.log() == "results/logs/iterative_linearisation/identity.log"
+
+
 # Chapter 6's rules and files as they were written by hand, before the families generated them.
 GEORGE_CH6 = {
     "george_thesis_ch6_run_alignment": ["alignment/{family}/{setting}/seed{seed}.csv",
@@ -206,6 +243,10 @@ TELESCOPING = {
     "telescoping_approximation_run": ["approximation/{setting}/lr{lr}/seed{seed}.csv"],
     "telescoping_smoother_run": ["{family}/{setting}/seed{seed}.csv"],
     "telescoping_tabular_search": ["tabular/{panel}/search_{model}.json"],
+    "telescoping_tabular_run": ["tabular/{panel}/seed{seed}.csv", "tabular/{panel}/seed{seed}.json"],
+    "telescoping_lmc_pretrain": ["lmc/pretrained/seed{seed}/pretrained.pt"],
+    "telescoping_lmc_parent": ["lmc/{branch}/seed{seed}/parent.pt", "lmc/{branch}/seed{seed}/gradient_change.csv"],
+    "telescoping_lmc_children": ["lmc/{branch}/seed{seed}/spawn{step}/inner{inner}.csv"],
 }
 
 
@@ -216,6 +257,34 @@ def test_telescoping_grids_hold_the_runs_the_figures_read(scale):
     smoother = tuple(f"results/telescoping/runs/{family}/"
                      for family in telescoping.smoother_families(load_scale(scale)["telescoping"]))
     assert_grids_hold_the_runs_read(scale, "telescoping", [telescoping.RUN_SMOOTHER], smoother)
+    lmc = [telescoping.RUN_LMC_PARENT, telescoping.RUN_LMC_CHILDREN]
+    assert_grids_hold_the_runs_read(scale, "telescoping", lmc, "results/telescoping/runs/lmc/")
+
+
+@pytest.mark.parametrize("scale", ["quick", "paper"])
+def test_tabular_runs_write_an_ensemble_per_boosting_library_and_read_their_searches(scale):
+    tabular = load_scale(scale)["telescoping"]["tabular"]
+    patterns = telescoping.RUN_TABULAR.output_patterns(tabular)
+    assert {name for name in patterns if name.startswith("ensemble_")} == {
+        f"ensemble_{library}" for library in tabular.get("boosting", {})}
+    assert all(patterns[f"ensemble_{library}"] == f"results/telescoping/runs/tabular/{{panel}}/seed{{seed}}_{library}.joblib"
+               for library in tabular.get("boosting", {}))
+    panel = next(iter(tabular["panels"]))
+    inputs = telescoping.RUN_TABULAR.inputs(tabular, {"panel": panel, "seed": "0"}, tabular)
+    assert set(inputs) == {"data", *tabular.get("search", {}).get("models", [])}
+    assert telescoping.RUN_TABULAR.params(tabular, tabular)["searched"] == list(tabular.get("search", {}).get("models", []))
+
+
+def test_lmc_jobs_keep_their_state_files_and_train_their_branch():
+    pretrain, parent = telescoping.RUN_LMC_PRETRAIN, telescoping.RUN_LMC_PARENT
+    assert pretrain.job_state({"seed": "0"}) == "results/telescoping/state/lmc/pretrained/seed0/pretrain.pt"
+    assert parent.job_state({"branch": "random", "seed": "1"}) == "results/telescoping/state/lmc/random/seed1/parent.pt"
+    lmc = load_scale("quick")["telescoping"]["lmc"]
+    pretrained = parent.job_params_of(lmc, {"branch": "pretrained", "seed": "0"}, lmc)["run"]
+    assert pretrained["spawn_steps"] != lmc["spawn_steps"] and pretrained["spawn_steps"] == lmc["pretrained"]["spawn_steps"]
+    inputs = parent.inputs(lmc, {"branch": "pretrained", "seed": "0"}, lmc)
+    assert inputs["initial"] == "results/telescoping/runs/lmc/pretrained/seed0/pretrained.pt"
+    assert "initial" not in parent.inputs(lmc, {"branch": "random", "seed": "0"}, lmc)
 
 
 def test_the_paper_searches_each_tabular_panel_for_each_model_searched():
@@ -231,6 +300,8 @@ def test_the_paper_searches_each_tabular_panel_for_each_model_searched():
 ITERATIVE_LINEARISATION = {
     "iterative_linearisation_damping": ["damping/lambda{damping}.csv", "damping/lambda{damping}.npz"],
     "iterative_linearisation_probe": ["probes/{experiment}/{setting}/seed{seed}.csv"],
+    "iterative_linearisation_run": ["{experiment}/{setting}/seed{seed}.csv", "{experiment}/{setting}/seed{seed}.pt"],
+    "iterative_linearisation_k1_identity": ["identity/k1_vs_ordinary.json"],
 }
 
 
@@ -261,7 +332,9 @@ KEPT = [
                   "telescoping_smoother_run": ("dd_mnist_clean/width4/seed0",
                                                "results/telescoping/state/dd_mnist_clean/width4/seed0.pt")},
                  id="telescoping"),
-    pytest.param(il.FAMILIES, ITERATIVE_LINEARISATION, "results/iterative_linearisation/runs/", {},
+    pytest.param(il.FAMILIES, ITERATIVE_LINEARISATION, "results/iterative_linearisation/runs/",
+                 {"iterative_linearisation_run": ("full_batch/k1/seed0",
+                                                  "results/iterative_linearisation/state/full_batch/k1/seed0.pt")},
                  id="iterative_linearisation"),
 ]
 
@@ -281,13 +354,20 @@ def test_families_keep_the_hand_written_rule_names_and_paths(declared, by_hand, 
 
 
 @pytest.mark.parametrize("scale", ["smoke", "quick", "paper", "rehearsal"])
-@pytest.mark.parametrize("folder", ["damping", "probes"])
+@pytest.mark.parametrize("folder", ["damping", "probes", "identity"])
 def test_iterative_linearisation_grids_hold_the_runs_the_figures_read(scale, folder):
-    if not load_scale(scale)["iterative_linearisation"].get(folder):
-        pytest.skip(f"no {folder} at {scale} scale")
     family = next(family for family in il.FAMILIES if family.name == folder)
+    if family.config_group(load_scale(scale)["iterative_linearisation"]) is None:
+        pytest.skip(f"no {folder} at {scale} scale")
     assert_grids_hold_the_runs_read(scale, "iterative_linearisation", [family],
                                     f"results/iterative_linearisation/runs/{folder}/")
+
+
+@pytest.mark.parametrize("scale", ["smoke", "quick", "paper", "rehearsal"])
+def test_iterative_linearisation_run_grid_holds_the_runs_the_figures_read(scale):
+    experiments = tuple(f"results/iterative_linearisation/runs/{name}/"
+                        for name in load_scale(scale)["iterative_linearisation"]["experiments"])
+    assert_grids_hold_the_runs_read(scale, "iterative_linearisation", [il.RUN], experiments)
 
 
 def test_every_family_is_declared_once():

@@ -2,7 +2,7 @@
 per network, setting and seed). The declaration says which config group it reads, how that group
 expands to runs, what each run writes, and how its job runs; rules/families.smk generates one rule
 per configured family from it (every job benchmarked, its log and benchmark named after its first
-output), and the manifests ask it for the files a figure or claim set reads.
+output or its ``job_name``), and the manifests ask it for the files a figure or claim set reads.
 Each document's families sit beside its manifest (``manifests/<document>_runs.py``).
 
 Torch-free: the workflow reads it when it builds the DAG.
@@ -89,6 +89,22 @@ class RunFamily:
     # Outputs that name a config value, as {name: its values} from the config group: such an output
     # is one file per value (a run's checkpoints: {"epoch": group["checkpoints"]}).
     expands: Callable[[dict], dict[str, list]] | None = None
+    # The param that carries the device inside it (``{..., "device": ...}``), for a device family
+    # whose script reads it there rather than from a `device` param (IL's runs, as first written)
+    device_in: str = ""
+    # False: the script's name is a param Snakemake does not record, so a rule that becomes a family
+    # keeps its recorded params and its jobs do not rerun (the code trigger still follows the script)
+    records_script: bool = True
+    # What its jobs' log, benchmark and (one file a job) training state are named after, a pattern
+    # over its wildcards under the document's logs, job benchmarks and state, when not after its
+    # first output and its run id ("lmc/pretrained/seed{seed}/pretrain")
+    job_name: str = ""
+    # (config group, the job's wildcards, its spec) -> its params, for a family whose params read a
+    # wildcard its spec does not carry (the LMC branch a job trains); None: ``params``
+    job_params: Callable[[dict, dict, dict], dict] | None = None
+    # config group -> further outputs like ``outputs``, for a family whose files depend on its config
+    # (telescoping's tabular runs: one fitted ensemble per boosting library configured)
+    configured_outputs: Callable[[dict], dict[str, str]] | None = None
 
     @property
     def rule(self) -> str:
@@ -117,9 +133,12 @@ class RunFamily:
         return f"{self.runs_folder}/{run_id or self.run_id}{self.outputs[name]}"
 
     def output_patterns(self, group_config: dict | None = None) -> dict[str, str | list[str]]:
-        """Each output's pattern; one that names an expanded config value, the list of its files."""
+        """Each output's pattern, with those its config group adds (``configured_outputs``); one that
+        names an expanded config value, the list of its files."""
+        added = self.configured_outputs(group_config) if self.configured_outputs and group_config is not None else {}
         values = self.expands(group_config) if self.expands and group_config is not None else {}
-        return {name: self._expanded(self.output(name), values) for name in self.outputs}
+        return {name: self._expanded(f"{self.runs_folder}/{self.run_id}{suffix}", values)
+                for name, suffix in {**self.outputs, **added}.items()}
 
     @staticmethod
     def _expanded(pattern: str, values: dict[str, list]) -> str | list[str]:
@@ -138,26 +157,49 @@ class RunFamily:
 
     def job_state(self, wildcards: dict) -> str:
         """The `state` param of the job the wildcards name: its run's state file, or its state folder."""
+        if self.state_folder is None and self.job_name:
+            return f"{paths.state(self.document, self.chapter, self.job_name.format(**wildcards))}.pt"
         if self.state_folder is None:
             return self.state_of(self.id_of(wildcards))
         return paths.state(self.document, self.chapter, self.state_folder.format(**wildcards))
 
+    def log(self) -> str:
+        """Its jobs' log, a pattern with its wildcards."""
+        if self.job_name:
+            return paths.log(self.document, self.chapter, self.job_name)
+        return paths.log_of(self.output(next(iter(self.outputs))))
+
+    def benchmark(self) -> str:
+        """Its jobs' benchmark (time, memory), a pattern with its wildcards."""
+        if self.job_name:
+            return paths.job_benchmark(self.document, self.chapter, self.job_name)
+        return paths.benchmark_of(self.output(next(iter(self.outputs))))
+
     def id_of(self, wildcards: dict) -> str:
         return self.run_id.format(**wildcards)
 
-    def wildcard_values(self, run_ids) -> dict[str, set[str]]:
-        """{wildcard: the values it takes} over the given runs: the rule's wildcard constraints."""
-        names = WILDCARD.findall(self.run_id)
+    def wildcards_of(self, run_id: str) -> dict[str, str]:
+        """The wildcards that name run ``run_id``."""
         pattern = re.compile("".join(f"(?P<{part}>.+?)" if i % 2 else re.escape(part)
                                      for i, part in enumerate(WILDCARD.split(self.run_id))))
-        values = {name: set() for name in names}
+        match = pattern.fullmatch(run_id)
+        if match is None:
+            raise ValueError(f"{self.rule}: run id {run_id!r} does not have the form {self.run_id!r}")
+        return match.groupdict()
+
+    def wildcard_values(self, run_ids) -> dict[str, set[str]]:
+        """{wildcard: the values it takes} over the given runs: the rule's wildcard constraints."""
+        values = {name: set() for name in WILDCARD.findall(self.run_id)}
         for run_id in run_ids:
-            match = pattern.fullmatch(run_id)
-            if match is None:
-                raise ValueError(f"{self.rule}: run id {run_id!r} does not have the form {self.run_id!r}")
-            for name in names:
-                values[name].add(match[name])
+            for name, value in self.wildcards_of(run_id).items():
+                values[name].add(value)
         return values
+
+    def job_params_of(self, group_config: dict, wildcards: dict, spec: dict) -> dict:
+        """The params of the job the wildcards name."""
+        if self.job_params is None:
+            return self.params(group_config, spec)
+        return self.job_params(group_config, wildcards, spec)
 
 
 def declared_families() -> list[RunFamily]:

@@ -5,32 +5,31 @@ the runs each reads, and the claim sets checked on them. Each function of a conf
 
 from __future__ import annotations
 
-from ..experiments.settings import experiment_runs
+from .. import paths
 from .entries import ClaimSet, Entry
 from .iterative_linearisation_runs import (  # noqa: F401 (FAMILIES: rules/families.smk generates their rules)
     FAMILIES,
+    IDENTITY,
     PROBE,
+    RUN,
     RUN_DAMPING,
     damping_grid,
     probe_grid,
+    run_grid,
     source_experiment,
 )
 
 TITLE = ("Goldwaser & Ge: Understanding sparse feature updates in deep networks using iterative "
          "linearisation")
-RUNS = "results/iterative_linearisation/runs"
 FIGURES = "linearlens.figures.iterative_linearisation"
 CLAIMS = "linearlens.claims.iterative_linearisation"
 
 
 # --- the run layout: one record file (and checkpoint file) per run --------------------------------
 
-def run_files(config, experiments, suffix="csv") -> list[str]:
-    """One record file (or checkpoint file) per (experiment, setting, seed)."""
-    configured = config.get("experiments", {})
-    return [f"{RUNS}/{experiment}/{setting}/seed{seed}.{suffix}"
-            for experiment, spec in configured.items() if experiment in experiments
-            for setting in experiment_runs(spec) for seed in spec["seeds"]]
+def run_files(config, experiments, output="records") -> list[str]:
+    """One record file (or checkpoint file) per (experiment, setting, seed) of the experiments named."""
+    return RUN.outputs_of(output, [run_id for run_id in run_grid(config) if run_id.split("/")[0] in experiments])
 
 
 def probe_files(config) -> list[str]:
@@ -43,11 +42,11 @@ def damping_files(config, output="summary") -> list[str]:
 
 
 def identity_files(config) -> list[str]:
-    return [f"{RUNS}/identity/k1_vs_ordinary.json"] if config.get("identity_check") else []
+    return IDENTITY.outputs_of("comparison", IDENTITY.grid(config["identity_check"])) if config.get("identity_check") else []
 
 
 def provenance(config, experiments) -> list[str]:
-    return sorted({f"results/data/{config['experiments'][e]['dataset']}.json" for e in experiments})
+    return sorted({paths.provenance(config["experiments"][e]["dataset"]) for e in experiments})
 
 
 def stand_in_network(config, experiments) -> str:
@@ -75,13 +74,13 @@ def _probe_inputs(config):
 
 def _filter_inputs(config):
     source = source_experiment(config, "filters")
-    return {"checkpoints": run_files(config, [source], "pt"), "provenance": provenance(config, [source])}
+    return {"checkpoints": run_files(config, [source], "checkpoints"), "provenance": provenance(config, [source])}
 
 
 def _damping_inputs(config):
     dataset = config["damping"]["dataset"]
     return {"summaries": damping_files(config), "predictions": damping_files(config, "predictions"),
-            "data": [f"results/data/{dataset}.npz"], "provenance": [f"results/data/{dataset}.json"]}
+            "data": [paths.prepared(dataset)], "provenance": [paths.provenance(dataset)]}
 
 
 ENTRIES = [
@@ -145,7 +144,7 @@ CLAIM_SETS = [
     _claims("probe_claims", _probe_inputs,
             lambda config: source_experiment(config, "probes") is not None),
     _claims("filter_claims",
-            lambda config: {"checkpoints": run_files(config, [source_experiment(config, "filters")], "pt")},
+            lambda config: {"checkpoints": run_files(config, [source_experiment(config, "filters")], "checkpoints")},
             lambda config: source_experiment(config, "filters") is not None,
             params=lambda config: {**_thresholds(config), "filters": config["filters"]}, environment="torch"),
     _claims("adam_claims", _runs_of("adam"), _with("adam")),

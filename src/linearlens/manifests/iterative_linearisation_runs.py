@@ -4,7 +4,7 @@ the files its figures read."""
 
 from .. import paths
 from ..experiments.settings import experiment_runs
-from ..families import CHAPTER, RunFamily
+from ..families import CHAPTER, RunFamily, one_run
 
 DOCUMENT = "iterative_linearisation"
 
@@ -13,6 +13,16 @@ def source_experiment(config: dict, analysis: str) -> str | None:
     """The experiment whose checkpoints the probes or filters read, if it is configured."""
     source = config.get(analysis, {}).get("source")
     return source if source in config.get("experiments", {}) else None
+
+
+def run_grid(config: dict) -> dict[str, dict]:
+    """One run per (experiment, setting, seed), each with its setting's spec."""
+    return {f"{name}/{setting}/seed{seed}": run for name, experiment in config.get("experiments", {}).items()
+            for setting, run in experiment_runs(experiment).items() for seed in experiment["seeds"]}
+
+
+def run_data(config: dict, wildcards: dict, spec: dict) -> dict[str, str]:
+    return {"data": paths.prepared(config["experiments"][wildcards["experiment"]]["dataset"])}
 
 
 def damping_grid(damping: dict) -> dict[str, dict]:
@@ -39,6 +49,21 @@ def probe_inputs(config: dict, wildcards: dict, spec: dict) -> dict[str, str]:
     return {"checkpoints": checkpoints, "data": paths.prepared(spec["dataset"])}
 
 
+# Figs 2-8 and the claims: iterative linearisation's training runs, one per (experiment, setting,
+# seed). Its params are those of the rule it replaced (the device inside the run's spec, no recorded
+# script), so the runs it already made stay current.
+RUN = RunFamily(
+    DOCUMENT, "", "run", run_grid,
+    "{experiment}/{setting}/seed{seed}", {"records": ".csv", "checkpoints": ".pt"},
+    rule_name="iterative_linearisation_run", group=CHAPTER, own_folder=False,
+    configured=lambda config: bool(run_grid(config)), inputs=run_data, params=lambda config, spec: {"run": spec},
+    device=True, device_in="run", records_script=False, budget="training", resumable=True)
+# The claim that K = 1 is ordinary training, checked on one small run.
+IDENTITY = RunFamily(
+    DOCUMENT, "", "identity", one_run("k1_vs_ordinary"), "k1_vs_ordinary", {"comparison": ".json"},
+    rule_name="iterative_linearisation_k1_identity", group="identity_check", configured=bool,
+    inputs=group_data, params=lambda check, spec: {"check": check}, records_script=False, budget="training",
+    threads="", job_name="identity")
 # Fig 9: damped Gauss-Newton on a 1-D quintic, one run per damping.
 RUN_DAMPING = RunFamily(
     DOCUMENT, "", "damping", damping_grid,
@@ -52,4 +77,4 @@ PROBE = RunFamily(
     configured=lambda config: source_experiment(config, "probes") is not None,
     inputs=probe_inputs, params=lambda config, spec: {"probe": config["probes"]}, device=True, budget="training")
 
-FAMILIES = [RUN_DAMPING, PROBE]
+FAMILIES = [RUN, IDENTITY, RUN_DAMPING, PROBE]

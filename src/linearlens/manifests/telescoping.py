@@ -4,26 +4,31 @@ takes the ``telescoping:`` section of the config."""
 
 from __future__ import annotations
 
+from .. import paths
 from ..experiments.settings import branch_runs
 from .entries import ClaimSet, Entry
 from .telescoping_runs import (  # noqa: F401 (FAMILIES: rules/families.smk generates their rules)
     FAMILIES,
     RUN_APPROXIMATION,
+    RUN_LMC_CHILDREN,
+    RUN_LMC_PARENT,
     RUN_SMOOTHER,
+    RUN_TABULAR,
     approximation_grid,
+    children_grid,
+    parent_grid,
     smoother_families,
     smoother_ids,
 )
 
 TITLE = "Jeffares, Curth & van der Schaar (NeurIPS 2024): Deep learning through a telescoping lens"
-RUNS = "results/telescoping/runs"
 FIGURES = "linearlens.figures.telescoping"
 CLAIMS = "linearlens.claims.telescoping"
 
 
 def provenance(*datasets) -> list[str]:
     """The provenance records of the prepared datasets named, each once."""
-    return [f"results/data/{name}.json" for name in dict.fromkeys(datasets)]
+    return [paths.provenance(name) for name in dict.fromkeys(datasets)]
 
 
 # --- the run layout: one record file per run ----------------------------------------------------
@@ -46,19 +51,17 @@ def tabular_panels(config, figure=None) -> list[str]:
 
 def tabular_runs(config, panels) -> list[str]:
     """One record file per (panel, seed) of the tabular study."""
-    return [f"{RUNS}/tabular/{panel}/seed{seed}.csv" for panel in panels for seed in config["tabular"]["seeds"]]
+    runs = [f"{panel}/seed{seed}" for panel in panels for seed in config["tabular"]["seeds"]]
+    return RUN_TABULAR.outputs_of("records", runs)
 
 
 def lmc_children_runs(config) -> list[str]:
     """One interpolation file per (branch, outer seed, spawn step, inner seed) of Fig 6."""
-    return [f"{RUNS}/lmc/{branch}/seed{outer}/spawn{step}/inner{inner}.csv"
-            for branch, run in branch_runs(config["lmc"]).items() for outer in run["outer_seeds"]
-            for step in run["spawn_steps"] for inner in run["inner_seeds"]]
+    return RUN_LMC_CHILDREN.outputs_of("curve", children_grid(config["lmc"]))
 
 
 def lmc_gradient_changes(config) -> list[str]:
-    return [f"{RUNS}/lmc/{branch}/seed{outer}/gradient_change.csv"
-            for branch, run in branch_runs(config["lmc"]).items() for outer in run["outer_seeds"]]
+    return RUN_LMC_PARENT.outputs_of("gradient_change", parent_grid(config["lmc"]))
 
 
 # --- what each figure reads ---------------------------------------------------------------------
