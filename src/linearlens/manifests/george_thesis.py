@@ -43,7 +43,7 @@ from .george_thesis_runs import (
 TITLE = ("Thomas George (PhD thesis, 2023): Deep networks training and generalization, insights "
          "from linearization")
 
-DRAWINGS = "linearlens.figures.george_thesis"
+FIGURES = "linearlens.figures.george_thesis"  # the chapters' figure modules: FIGURES.ch<N>
 
 # Which issue builds each group of data figures.
 CURVATURE = "issue 26 (Fisher representations, KFAC/EKFAC)"
@@ -69,11 +69,12 @@ def _configured(group: str, chapter: str = "ch6"):
 
 
 def group_figure(figure_id: str, title: str, section: str, group: str, inputs_of, caption: str = "",
-                 data_source: str = "") -> Entry:
-    """A figure of a group of its chapter whose plot reads the group's files (``inputs_of(spec)``)
-    and takes the group's config as its params."""
+                 data_source: str = "", plot: str | None = None) -> Entry:
+    """A figure of a group of its chapter whose plot, the function ``plot`` of the chapter's figure
+    module, reads the group's files (``inputs_of(spec)``) and takes the group's config as its params.
+    The entries of chapters 4 and 5 leave ``plot`` to their id (plot_<id>) until they name it."""
     chapter = chapter_of(figure_id)
-    return Entry(figure_id, title, section, plot=f"linearlens.figures.george_thesis.{chapter}:plot_{figure_id}",
+    return Entry(figure_id, title, section, plot=f"{FIGURES}.{chapter}:{plot or f'plot_{figure_id}'}",
                  caption=caption, inputs=lambda config: inputs_of(chapter_group(config, chapter, group)),
                  params=lambda config: chapter_group(config, chapter, group),
                  configured=_configured(group, chapter), data_source=data_source)
@@ -301,10 +302,11 @@ SPECTRUM_FILES = {"rows": (RUN_ALIGNMENT, "rows"), "spectra": (SUMMARISE_ALIGNME
 EASY_DIFFICULT_FILES = {"rows": (RUN_EASY_DIFFICULT, "rows"), "layers": (RUN_EASY_DIFFICULT, "layers")}
 
 
-def kernel_figure(figure_id: str, title: str, section: str, group: str, runs_of, files=None,
+def kernel_figure(figure_id: str, title: str, section: str, group: str, runs_of, files=None, *, plot: str,
                   caption: str = "") -> Entry:
+    """A figure of a kernel group, plotted by the function ``plot`` of the chapter 6 figure module."""
     files = files or (ALIGNMENT_FILES if group == "alignment" else EASY_DIFFICULT_FILES)
-    return Entry(figure_id, title, section, plot=f"{FIGURES_CH6}:plot_{figure_id}", caption=caption,
+    return Entry(figure_id, title, section, plot=f"{FIGURES_CH6}:{plot}", caption=caption,
                  inputs=_kernel_inputs(group, runs_of, files), params=_kernel_params(group, runs_of),
                  configured=_configured(group))
 
@@ -361,10 +363,11 @@ def complexity_measures(spec: dict, panel: str) -> list[str]:
             for run in complexity_runs(spec)[panel] for seed in spec["seeds"]]
 
 
-def drawing(figure_id: str, title: str, section: str, note: str) -> Entry:
-    """An illustrative figure drawn by ``draw_<id>`` in the chapter's figure module."""
-    chapter = figure_id.split("_")[1]
-    return Entry(figure_id, title, section, note=note, plot=f"{DRAWINGS}.ch{chapter}:draw_{figure_id}")
+def drawing(figure_id: str, title: str, section: str, note: str, draw: str | None = None) -> Entry:
+    """An illustrative figure drawn by the function ``draw`` of the chapter's figure module (chapter
+    4's leaves it to its id, draw_<id>, until it names it)."""
+    return Entry(figure_id, title, section, note=note,
+                 plot=f"{FIGURES}.{chapter_of(figure_id)}:{draw or f'draw_{figure_id}'}")
 
 
 def data_figure(figure_id: str, title: str, section: str, issue: str, remark: str = "") -> Entry:
@@ -378,27 +381,31 @@ ENTRIES = [
                  "parameter plane, pdfs with 95% intervals", "Chapter 2", "gaussians", gaussians_inputs,
                  caption="Fig 2.1: four normal distributions f^A = f_(0,1), f^B = f_(0,2), f^C = f_(−1/2, 1−√(3/4)), "
                  "f^D = f_(1/2, 1−√(3/4)): (left) as points of the (μ, σ²) plane, (middle, right) their pdfs "
-                 "with 95% central intervals.", data_source=GAUSSIANS_DATA),
+                 "with 95% central intervals.", data_source=GAUSSIANS_DATA, plot="plot_fig_2_1"),
     drawing("fig_2_2", "Tangent spaces, and different learning paths in the function manifold (a drawing)",
-            "Chapter 2", "drawn from the caption and §2.4; the original's geometry is not in the text"),
+            "Chapter 2", "drawn from the caption and §2.4; the original's geometry is not in the text",
+            draw="draw_fig_2_2"),
     # Chapter 3: NNGeometry
     drawing("fig_3_1", "One NNGeometry listing computes vᵀFv for a KFAC and a dense FIM (code listing, drawn)",
             "Chapter 3", "the listing typeset as text; kept true by a doctest running its computation with "
-            "linearlens.curvature (experiments/george_thesis/ch3.py) and a test running it with NNGeometry 0.4"),
+            "linearlens.curvature (experiments/george_thesis/ch3.py) and a test running it with NNGeometry 0.4",
+            draw="draw_fig_3_1"),
     drawing("fig_3_2", "NNGeometry's main components: abstract objects, concrete representations, generators "
-            "(a drawing)", "Chapter 3", "laid out from §3.3.2; the original's layout is not in the text"),
+            "(a drawing)", "Chapter 3", "laid out from §3.3.2; the original's layout is not in the text",
+            draw="draw_fig_3_2"),
     group_figure("fig_3_3", "Solve quality of diagonal, quasi-diagonal, KFAC and EKFAC FIMs against λ: residual "
                  "and cos(v, v′), ResNet50 on Tiny ImageNet over training", "Chapter 3", "showcase", showcase_quality,
-                 caption="Fig 3.3:"),
+                 caption="Fig 3.3:", plot="plot_fig_3_3"),
     group_figure("fig_3_4", "Fv against F_approx·v: residual and cosine per FIM approximation and checkpoint",
-                 "Chapter 3", "showcase", showcase_quality, caption="Fig 3.4:"),
+                 "Chapter 3", "showcase", showcase_quality, caption="Fig 3.4:", plot="plot_fig_3_4"),
     group_figure("fig_3_5", "Relative error of vᵀF_approx·v against vᵀFv per FIM approximation and checkpoint "
                  "(the caption's 'higher is better' is wrong: lower is better)", "Chapter 3", "showcase",
-                 showcase_quality, caption="Fig 3.5:"),
+                 showcase_quality, caption="Fig 3.5:", plot="plot_fig_3_5"),
     group_figure("fig_3_6", "Relative error of the trace of each FIM approximation", "Chapter 3", "showcase",
-                 showcase_quality, caption="Fig 3.6:"),
+                 showcase_quality, caption="Fig 3.6:", plot="plot_fig_3_6"),
     group_figure("fig_3_7", "NTK Gram of two classes and its kernel PCA over training: intra-class blocks and "
-                 "separability emerge", "Chapter 3", "showcase", showcase_pairs, caption="Fig 3.7:"),
+                 "separability emerge", "Chapter 3", "showcase", showcase_pairs, caption="Fig 3.7:",
+                 plot="plot_fig_3_7"),
     # Chapter 4: EKFAC (appendix A below)
     drawing("fig_4_1", "Cartoon of the rescaling done by exact-FIM, diagonal, KFAC and EKFAC preconditioning "
             "(a drawing)", "Chapter 4", "drawn from the caption on a chosen 2-D covariance"),
@@ -442,19 +449,20 @@ ENTRIES = [
                "feature first", "Chapter 5", "analytic", analytic_inputs, data_source=ANALYTIC_DATA),
     # Chapter 6: NTK alignment (appendix B below)
     group_figure("fig_6_1", "Eigenfunctions of the tangent kernel on the 2-D disk task over training",
-                 "Chapter 6", "disk", disk_inputs),
+                 "Chapter 6", "disk", disk_inputs, plot="plot_fig_6_1"),
     kernel_figure("fig_6_2", "VGG19 on CIFAR-10 with random labels: tangent-kernel spectrum, effective rank and "
-                  "trace ratios over training", "Chapter 6", "alignment", spectrum_runs, SPECTRUM_FILES),
+                  "trace ratios over training", "Chapter 6", "alignment", spectrum_runs, SPECTRUM_FILES,
+                  plot="plot_fig_6_2"),
     kernel_figure("fig_6_3", "Same runs: CKA of the tangent kernel with the class labels, whole kernel and per "
                   "layer", "Chapter 6", "alignment", spectrum_runs,
-                  {"rows": (RUN_ALIGNMENT, "rows"), "layers": (RUN_ALIGNMENT, "layers")}),
+                  {"rows": (RUN_ALIGNMENT, "rows"), "layers": (RUN_ALIGNMENT, "layers")}, plot="plot_fig_6_3"),
     kernel_figure("fig_6_4", "Alignment on easy vs difficult examples: MNIST plus random-label MNIST or KMNIST",
-                  "Chapter 6", "easy_difficult", hierarchy_runs),
+                  "Chapter 6", "easy_difficult", hierarchy_runs, plot="plot_fig_6_4"),
     group_figure("fig_6_5", "SuperNat: its algorithm box, and test error of SuperNat vs gradient descent on noisy "
                  "linear regression", "Chapter 6", "supernat", single_run(RUN_SUPERNAT),
-                 data_source=SUPERNAT_DATA),
+                 data_source=SUPERNAT_DATA, plot="plot_fig_6_5"),
     group_figure("fig_6_6", "Complexity measures against the generalisation gap over width, label corruption and "
-                 "VGG19 channels", "Chapter 6", "complexity", complexity_inputs),
+                 "VGG19 channels", "Chapter 6", "complexity", complexity_inputs, plot="plot_fig_6_6"),
     # Appendix A: EKFAC supplementary
     cifar_figure("fig_A_1", "VGG11 on CIFAR-10: KFAC vs EKFAC training loss per epoch for several batch sizes",
                  "Appendix A", "vgg", "Fig A.1: KFAC and EKFAC (amortised) per epoch at each batch size, the "
@@ -472,26 +480,29 @@ ENTRIES = [
                  "Appendix A", "resnet", "Fig A.5: as Fig A.4 for the residual network without BatchNorm."),
     # Appendix B: NTK alignment supplementary
     group_figure("fig_B_1", "VGG11 on CIFAR-10: output change along the top-50 right singular vectors of the "
-                 "Jacobian vs 50 random directions", "Appendix B", "perturbation", perturbation_inputs),
+                 "Jacobian vs 50 random directions", "Appendix B", "perturbation", perturbation_inputs,
+                 plot="plot_fig_B_1"),
     group_figure("fig_B_2", "Tangent kernel of a random MLP on 1-D data: Fourier content of the eigenvectors, "
                  "three eigenvectors, eigenvalue decay", "Appendix B", "spectral_bias",
-                 single_run(RUN_SPECTRAL_BIAS, "run"), data_source=SPECTRAL_BIAS_DATA),
+                 single_run(RUN_SPECTRAL_BIAS, "run"), data_source=SPECTRAL_BIAS_DATA, plot="plot_fig_B_2"),
     group_figure("fig_B_3", "Random RBF features: spread of minimum-norm interpolators, and test loss against the "
                  "A = Id and optimised-A bounds", "Appendix B", "rbf_capacity", single_run(RUN_RBF_CAPACITY),
-                 data_source=RBF_DATA),
+                 data_source=RBF_DATA, plot="plot_fig_B_3"),
     group_figure("fig_B_4", "The disk dataset: 500 training points and the 50×50 test grid", "Appendix B", "disk",
-                 disk_data),
+                 disk_data, plot="plot_fig_B_4"),
     kernel_figure("fig_B_5", "Centred alignment (CKA) with the labels on test data: MLP on MNIST, VGG19 and "
                   "ResNet18 on CIFAR-10", "Appendix B", "alignment", architecture_runs,
-                  {"rows": (RUN_ALIGNMENT, "rows")}),
+                  {"rows": (RUN_ALIGNMENT, "rows")}, plot="plot_fig_B_5"),
     kernel_figure("fig_B_6", "Uncentred alignment ⟨K, K_Y⟩ / (‖K‖ ‖K_Y‖) of the test tangent kernel with the labels, "
                   "neither centred: MLP on MNIST, VGG19 and ResNet18 on CIFAR-10", "Appendix B", "alignment",
                   architecture_runs,
-                  {"spectra": (SUMMARISE_ALIGNMENT, "summary"), "grams": (RUN_ALIGNMENT, "grams")}),
+                  {"spectra": (SUMMARISE_ALIGNMENT, "summary"), "grams": (RUN_ALIGNMENT, "grams")},
+                  plot="plot_fig_B_6"),
     kernel_figure("fig_B_7", "Effect of depth on easy vs difficult alignment, MNIST with random-label examples, "
-                  "several seeds", "Appendix B", "easy_difficult", depth_runs),
+                  "several seeds", "Appendix B", "easy_difficult", depth_runs, plot="plot_fig_B_7"),
     kernel_figure("fig_B_8", "As Fig 6.2 with learning rate 0.003: spectrum, effective rank and trace ratios",
-                  "Appendix B", "alignment", lambda group_config: spectrum_runs(group_config, "spectrum_appendix"), SPECTRUM_FILES),
+                  "Appendix B", "alignment", lambda group_config: spectrum_runs(group_config, "spectrum_appendix"), SPECTRUM_FILES,
+                  plot="plot_fig_B_8"),
     # Appendix C: lazy vs hasty supplementary
     difficulty_figure("fig_C_1", "As Fig 5.2 (noisy labels) with α = 1 and learning rates from 0.01 to 1e-6: the "
                       "learning rate is not α", "Appendix C"),

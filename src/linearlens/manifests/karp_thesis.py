@@ -99,14 +99,15 @@ def _interpolations_configured(names, trials_of):
     return configured
 
 
-def ch2_figure(figure_id: str, title: str, section: str, names, inputs=None, configured=None) -> Entry:
-    """A figure of chapter 2 or appendix A drawn from the runs of the configurations ``names``."""
-    return Entry(figure_id, title, section, plot=f"{FIGURES_CH2}:plot_{figure_id}",
+def ch2_figure(figure_id: str, title: str, section: str, names, inputs=None, configured=None, *, plot: str) -> Entry:
+    """A figure of chapter 2 or appendix A drawn from the runs of the configurations ``names`` by the
+    function ``plot`` of the chapter's figure module."""
+    return Entry(figure_id, title, section, plot=f"{FIGURES_CH2}:{plot}",
                  inputs=inputs or _pair_inputs(names), params=ch2_spec, configured=configured or _has(*names))
 
 
-def _appendix_trials(figure_id: str, configuration: str, iteration: str, rows: str) -> Entry:
-    return ch2_figure(figure_id, _all_trials(configuration, iteration, rows), "Appendix A", [configuration])
+def _appendix_trials(figure_id: str, configuration: str, iteration: str, rows: str, *, plot: str) -> Entry:
+    return ch2_figure(figure_id, _all_trials(configuration, iteration, rows), "Appendix A", [configuration], plot=plot)
 
 
 def _all_trials(config: str, iteration: str, rows: str) -> str:
@@ -273,14 +274,15 @@ CH5_CLAIMS = ClaimSet(
 
 FIGURES = [
     ch2_figure("fig_2_1", "Logistic regression on binary MNIST: logistic gap, logistic stability, parameter "
-               "distance and 0-1 gap against m", "Chapter 2", ["lr"]),
+               "distance and 0-1 gap against m", "Chapter 2", ["lr"], plot="plot_fig_2_1"),
     ch2_figure("fig_2_2", "ResNet-20 configurations 1a, 2a, 2b: 0-1 gap, cross-entropy gap and cross-entropy "
-               "stability against m", "Chapter 2", NETWORKS, _pair_inputs(NETWORKS, _first_trial)),
+               "stability against m", "Chapter 2", NETWORKS, _pair_inputs(NETWORKS, _first_trial), plot="plot_fig_2_2"),
     ch2_figure("fig_2_3", "‖A(S) − A(S′)‖₂ at t = 100,000 against m for the three network configurations",
-               "Chapter 2", NETWORKS, _pair_inputs(NETWORKS, _first_trial)),
+               "Chapter 2", NETWORKS, _pair_inputs(NETWORKS, _first_trial), plot="plot_fig_2_3"),
     ch2_figure("fig_2_4", "Linear mode connectivity at t = 100,000: train and test accuracy along "
                "αW_S + (1 − α)W_S′, m = 15,000 (a) and 50,000 (b)", "Chapter 2", NETWORKS,
-               _interpolation_inputs(NETWORKS, _first_trial), _interpolations_configured(NETWORKS, _first_trial)),
+               _interpolation_inputs(NETWORKS, _first_trial), _interpolations_configured(NETWORKS, _first_trial),
+               plot="plot_fig_2_4"),
     Entry("fig_3_1", "ImageNet photos (bicycle, canoe, school bus, balloon) whose label-determining "
           "object is one part of a large background", "Chapter 3", ILLUSTRATIVE,
           "four ImageNet-2012 photographs: not redistributable, and no data of ours to draw them from"),
@@ -317,26 +319,29 @@ FIGURES = [
     ch5_growth_entry("fig_5_4", "UL2 growth, steps 300,000-302,000: Spearman heatmap and correlation with the "
                      "final loss", "Chapter 5", "ul2", "plot_fig_5_4"),
     ch2_figure("fig_A_1", "Configuration 1a, 20 samples per m over a wider range of m at 50,000 and 150,000 "
-               "iterations, linear and log-log axes", "Appendix A", ["1a"], _sweep_inputs, _sweep_configured),
-    _appendix_trials("fig_A_2", "1a", "100,000", GAPS_AND_STABILITY),
-    _appendix_trials("fig_A_3", "2a", "100,000", GAPS_AND_STABILITY),
-    _appendix_trials("fig_A_4", "2b", "100,000", GAPS_AND_STABILITY),
-    _appendix_trials("fig_A_5", "1a", "50,000", CE_GAP_AND_STABILITY),
-    _appendix_trials("fig_A_6", "2a", "50,000", CE_GAP_AND_STABILITY),
-    _appendix_trials("fig_A_7", "2b", "50,000", CE_GAP_AND_STABILITY),
-    _appendix_trials("fig_A_8", "1a", "150,000", CE_GAP_AND_STABILITY),
-    _appendix_trials("fig_A_9", "2a", "150,000", CE_GAP_AND_STABILITY),
-    _appendix_trials("fig_A_10", "2b", "150,000", CE_GAP_AND_STABILITY),
+               "iterations, linear and log-log axes", "Appendix A", ["1a"], _sweep_inputs, _sweep_configured,
+               plot="plot_fig_A_1"),
+    _appendix_trials("fig_A_2", "1a", "100,000", GAPS_AND_STABILITY, plot="plot_fig_A_2"),
+    _appendix_trials("fig_A_3", "2a", "100,000", GAPS_AND_STABILITY, plot="plot_fig_A_3"),
+    _appendix_trials("fig_A_4", "2b", "100,000", GAPS_AND_STABILITY, plot="plot_fig_A_4"),
+    _appendix_trials("fig_A_5", "1a", "50,000", CE_GAP_AND_STABILITY, plot="plot_fig_A_5"),
+    _appendix_trials("fig_A_6", "2a", "50,000", CE_GAP_AND_STABILITY, plot="plot_fig_A_6"),
+    _appendix_trials("fig_A_7", "2b", "50,000", CE_GAP_AND_STABILITY, plot="plot_fig_A_7"),
+    _appendix_trials("fig_A_8", "1a", "150,000", CE_GAP_AND_STABILITY, plot="plot_fig_A_8"),
+    _appendix_trials("fig_A_9", "2a", "150,000", CE_GAP_AND_STABILITY, plot="plot_fig_A_9"),
+    _appendix_trials("fig_A_10", "2b", "150,000", CE_GAP_AND_STABILITY, plot="plot_fig_A_10"),
     ch2_figure("fig_A_11", "‖A(S) − A(S′)‖₂ at t = 100,000 against m, every configuration and trial",
-               "Appendix A", NETWORKS),
-    ch2_figure("fig_A_12", "‖A(S)‖₂ at t = 100,000 against m, every configuration and trial", "Appendix A", NETWORKS),
+               "Appendix A", NETWORKS, plot="plot_fig_A_11"),
+    ch2_figure("fig_A_12", "‖A(S)‖₂ at t = 100,000 against m, every configuration and trial", "Appendix A", NETWORKS,
+               plot="plot_fig_A_12"),
     ch2_figure("fig_A_13", "Distance ‖A(S) − A(S′)‖₂ normalised by the mean parameter norm at t = 100,000, "
-               "every configuration and trial", "Appendix A", NETWORKS),
+               "every configuration and trial", "Appendix A", NETWORKS, plot="plot_fig_A_13"),
     ch2_figure("fig_A_14", "Linear mode connectivity in further trials, configuration 1a (SVHN)", "Appendix A",
-               ["1a"], _interpolation_inputs(["1a"], _other_trials), _interpolations_configured(["1a"], _other_trials)),
+               ["1a"], _interpolation_inputs(["1a"], _other_trials), _interpolations_configured(["1a"], _other_trials),
+               plot="plot_fig_A_14"),
     ch2_figure("fig_A_15", "Linear mode connectivity in further trials, configuration 2a (CIFAR-10, no "
                "momentum)", "Appendix A", ["2a"], _interpolation_inputs(["2a"], _other_trials),
-               _interpolations_configured(["2a"], _other_trials)),
+               _interpolations_configured(["2a"], _other_trials), plot="plot_fig_A_15"),
 ]
 
 TABLES = [

@@ -101,13 +101,13 @@ def _has(key):
     return lambda config: bool(config.get(key))
 
 
-def _approximation(figure_id, title, section=""):
-    return Entry(figure_id, title, section, plot=f"{FIGURES}:{figure_id}", inputs=_approximation_inputs,
+def _approximation(figure_id, title, section="", *, plot):
+    return Entry(figure_id, title, section, plot=f"{FIGURES}:{plot}", inputs=_approximation_inputs,
                  params=lambda config: config["approximation"]["settings"], configured=_has("approximation"))
 
 
-def _grokking(figure_id, title, families, caption, section=""):
-    return Entry(figure_id, title, section, plot=f"{FIGURES}:{figure_id}", caption=caption,
+def _grokking(figure_id, title, families, caption, section="", *, plot):
+    return Entry(figure_id, title, section, plot=f"{FIGURES}:{plot}", caption=caption,
                  inputs=_smoother_inputs(families), params=lambda config: config["grokking"],
                  configured=_smoother_configured(families))
 
@@ -131,7 +131,7 @@ ENTRIES = [
     Entry("fig_1", "The telescoping model: a network's prediction as the sum of its per-step changes (a drawing)",
           plot=f"{FIGURES}:plot_schematic"),
     _approximation("fig_2", "Approximation error of the telescoping model against the model linearised at "
-                   "initialisation"),
+                   "initialisation", plot="fig_2"),
     _double_descent("fig_3", "Double descent on CIFAR-10 cat/dog, with the smoother's effective parameters",
                     ["dd_cifar_catdog"], "Fig 3: double descent on the CIFAR-10 cat/dog task (each run stops at 100% training accuracy, a "
                     "training-loss plateau or its epoch cap)"),
@@ -139,13 +139,13 @@ ENTRIES = [
               GROKKING_FAMILIES,
               "Fig 4: grokking and effective parameters. Polynomial regression with the KBGP24 network "
               "(left), MNIST-style binary task with large initialisation (second) and with standard "
-              "initialisation, with and without sigmoid (right; test curves only)."),
+              "initialisation, with and without sigmoid (right; test curves only).", plot="fig_4"),
     _tabular("fig_5", "Neural network against gradient-boosted trees on houses as the test set grows irregular",
              "Fig 5: network vs gradient boosting on 'houses' as irregular test rows are mixed in"),
     Entry("fig_6", "Linear mode connectivity and gradient stabilisation of ResNet-20", plot=f"{FIGURES}:fig_6",
           inputs=_lmc_inputs, params=lambda config: config["lmc"]["model"], configured=_has("lmc")),
-    _approximation("fig_7", "Approximation error for five optimisation set-ups", "Appendix D.1"),
-    _approximation("fig_8", "Test accuracy of the telescoping and linearised models", "Appendix D.1"),
+    _approximation("fig_7", "Approximation error for five optimisation set-ups", "Appendix D.1", plot="fig_7"),
+    _approximation("fig_8", "Test accuracy of the telescoping and linearised models", "Appendix D.1", plot="fig_8"),
     _double_descent("fig_9", "Double descent on MNIST 3 vs 5, with and without label noise",
                     ["dd_mnist_noisy", "dd_mnist_clean"],
                     "Fig 9: MNIST 3 vs 5 with 20% label noise (left) and without (right) (each run stops at 100% "
@@ -154,11 +154,11 @@ ENTRIES = [
                     "Fig 10: double descent on MNIST-1D (classes 0, 1; 15% label noise; a fixed number of "
                     "epochs, no stopping rule)", "Appendix D.2"),
     _grokking("fig_11", "Polynomial grokking for other ε", ["polynomial"],
-              "Fig 11: polynomial grokking for several ε.", "Appendix D.2"),
+              "Fig 11: polynomial grokking for several ε.", "Appendix D.2", plot="fig_11"),
     _grokking("fig_12", "Grokking with large initialisation for other α", ["large_init"],
-              "Fig 12: grokking with large initialisation for several α.", "Appendix D.2"),
+              "Fig 12: grokking with large initialisation for several α.", "Appendix D.2", plot="fig_12"),
     _grokking("fig_13", "Standard initialisation, with and without sigmoid: train and test", ["standard_init"],
-              "Fig 13: standard initialisation, with and without sigmoid: train and test.", "Appendix D.2"),
+              "Fig 13: standard initialisation, with and without sigmoid: train and test.", "Appendix D.2", plot="fig_13"),
     _tabular("fig_14", "Neural network against gradient-boosted trees on three more tabular datasets",
              "Fig 14: network vs gradient boosting on three more tabular datasets", "Appendix D.3"),
 ]
