@@ -15,9 +15,6 @@ ROOT = Path(__file__).resolve().parents[1]
 NOT_CONVERTED_YET = {
     "rules/george_thesis/ch4.smk", "rules/george_thesis/ch5.smk",
     "src/linearlens/analysis/george_thesis/ch4.py", "src/linearlens/analysis/george_thesis/ch5.py",
-    # its default root of Fig 6.6's files, which its tests pass; any edit of the module reruns every
-    # ch. 6 job (their scripts import it)
-    "src/linearlens/analysis/george_thesis/ch6.py",
 }
 RESULTS_PATH = re.compile(r"(?<![\w./-])results/")
 

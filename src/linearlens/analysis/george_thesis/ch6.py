@@ -336,9 +336,8 @@ def ordered_panels(spec: dict) -> list[str]:
     return sorted(spec["panels"], key=key)
 
 
-def complexity_measures_paths(spec: dict, panel: str, root: str = "results/george_thesis/runs/ch6/complexity"
-                              ) -> list[str]:
-    """The final-measure files of one panel: one per run and seed."""
+def complexity_measures_paths(spec: dict, panel: str, root: str) -> list[str]:
+    """The final-measure files of one panel under ``root``: one per run and seed."""
     return [f"{root}/{name}/seed{seed}.json" for name in complexity_runs(spec)[panel] for seed in spec["seeds"]]
 
 
