@@ -210,7 +210,7 @@ def dense_block_layers(layout: ParameterLayout) -> list[str]:
 
 
 def fisher_quality(model: nn.Module, x: Tensor, spec: dict, seed: int) -> dict:
-    """Spec §1.2's metrics of each approximation F_a against the reference F, the Monte-Carlo FIM with
+    """The metrics of Figs 3.3-3.6 for each approximation F_a against the reference F, the Monte-Carlo FIM with
     ``samples`` labels per example accessed implicitly (never stored), on ``directions`` vectors v
     uniform on the unit sphere:
 

@@ -1,7 +1,7 @@
 """Chapter 2 and Appendix A, the algorithmic stability of SGD: the pair runs behind Figs 2.1-2.4 and
-A.1-A.15 (spec §1).
+A.1-A.15.
 
-For each size m and sample r (spec §1.2): S is a uniform subset of the training split without
+For each size m and sample r: S is a uniform subset of the training split without
 replacement, z a uniform test point and i a uniform position; S′ is S with S_i replaced by z. A(S)
 and A(S′) start from the trial's one initialisation and follow the trial's one batch order over
 positions 1..m, so z is visited exactly where S_i would be. A job trains a block of pairs of one
@@ -36,7 +36,7 @@ from ...train.tasks import load_task
 
 
 def trial_seeds(trial: int) -> tuple[int, int]:
-    """(initialisation seed, batch-order seed) of a trial (spec §1.2 DEFAULT: 1000 + t, 2000 + t)."""
+    """(initialisation seed, batch-order seed) of a trial: 1000 + t, 2000 + t (the thesis gives no seeds)."""
     return 1000 + trial, 2000 + trial
 
 
@@ -133,8 +133,9 @@ def pool_task(data_npz, settings: dict, device) -> PoolTask:
 
 
 def initial_model(settings: dict, trial: int, device) -> torch.nn.Module:
-    """The trial's one initialisation, shared by every pair and size (spec §1.2): built on the CPU
-    from the trial's seed (the same weights on every device), or all zeros (the logistic regression)."""
+    """The trial's one initialisation, shared by every pair and size (each of the thesis's plots fixes
+    one initialisation seed): built on the CPU from the trial's seed (the same weights on every
+    device), or all zeros (the logistic regression)."""
     seed_everything(trial_seeds(trial)[0])
     model = build_model(settings["model"])
     if settings.get("init", "default") == "zeros":
@@ -339,7 +340,7 @@ def path_accuracies(model: torch.nn.Module, states: list[dict], x: Tensor, y: Te
 
 def interpolation_run(data_npz, settings: dict, configuration: str, trial: int, states_files: list,
                       interpolation: dict, device: str = "auto") -> pd.DataFrame:
-    """Linear mode connectivity (spec §1.1) at every kept size: for ``interpolation["pairs"]`` pairs
+    """Linear mode connectivity (Sec 2.4.2) at every kept size: for ``interpolation["pairs"]`` pairs
     drawn from those kept, the accuracy of W(α) = α·W_S + (1 − α)·W_S′ on S (train) and on the test
     split at each α; the full state is interpolated, BatchNorm's running statistics included."""
     device = choose_device(device)

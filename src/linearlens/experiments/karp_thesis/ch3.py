@@ -113,7 +113,7 @@ def indicator_counts(u: Tensor, b: Tensor | float) -> tuple[Tensor, Tensor]:
 
 def lsa_gradients(w: Tensor, b: Tensor, batch: LsaBatch) -> tuple[Tensor, Tensor, Tensor]:
     """The analytic gradients of the batch's mean logistic loss in w and b, and that loss
-    (spec §2.1): with g_n = dℓ/df = −y_n σ(−y_n f_n), grad_w = mean_n g_n Σ_i c_ni X_ni and
+    (the model of Sec 3.3): with g_n = dℓ/df = −y_n σ(−y_n f_n), grad_w = mean_n g_n Σ_i c_ni X_ni and
     grad_b = mean_n g_n Σ_i s_ni (c, s from ``indicator_counts``)."""
     u = batch.x @ w
     f = phi(u, b).sum(-1)
@@ -216,7 +216,7 @@ def initial_state(spec: dict, generator: torch.Generator, dtype: torch.dtype = t
 
 
 def sgd_step(state: LsaState, spec: dict, generator: torch.Generator, w_star: Tensor) -> Tensor:
-    """One step of Algorithm 3.1 on ``batch_size`` fresh samples (drawn by the spec's route); the
+    """One step of Algorithm 3.1 on ``batch_size`` fresh samples (drawn by ``spec["route"]``); the
     batch's loss before the step."""
     sigma, n = toy_noise_std(spec), spec["batch_size"]
     if spec["route"] == "direct":
@@ -394,7 +394,7 @@ def variant_task(arrays, variant_name: str, device) -> dict[str, Tensor]:
 # --- the network and its linearisation at θ₀ (App. B.3) -----------------------------------------
 
 def class_mean_cross_entropy(logits: Tensor, labels: Tensor) -> Tensor:
-    """The authors' loss, −mean over classes of log-softmax · one-hot: cross-entropy / C (spec C3-4)."""
+    """The loss of the authors' code, −mean over classes of log-softmax · one-hot: cross-entropy / C."""
     return F.cross_entropy(logits, labels) / logits.shape[1]
 
 
@@ -408,7 +408,7 @@ def _chunks(x: Tensor, size: int):
 @torch.no_grad()
 def _outputs(model: nn.Module, x: Tensor, chunk: int) -> Tensor:
     """Outputs in chunks, the model in eval mode: a batch-statistics network normalises each chunk
-    by its own statistics, as the authors' evaluation in chunks of 100 did (spec C3-5, C3-8)."""
+    by its own statistics, as the authors' code evaluates (batch statistics, chunks of 100)."""
     model.eval()
     try:
         return torch.cat([model(part) for part in _chunks(x, chunk)])

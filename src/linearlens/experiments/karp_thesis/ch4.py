@@ -9,11 +9,11 @@ and the label of a token a of a sequence s is π of the first entry of DL(a) tha
 Fig 4.1 is one gradient step on V from V₀ ~ N(0, std²) with W = 0 kept fixed. With W = 0 every
 attention column is uniform, so every position's attended vector is p = (1/n) Σ_k e_{s_k} and every
 output column is softmax(V p): the gradient of eq. (4.2) is (softmax(V p) − ȳ) pᵀ, ȳ the label
-histogram divided by n. Its mean over N sampled sequences estimates the population gradient
-(spec §3.2, §11.4); ``uniform_attention_gradient`` computes it for all sequences at once.
+histogram divided by n. Its mean over N sampled sequences (the thesis does not give N) estimates
+the population gradient; ``uniform_attention_gradient`` computes it for all sequences at once.
 
 Vocabulary: f(i) = i mod (L + 1) is a bijection of {0..L}, not of the thesis's [L] =
-{1..L} (π(181) = 0 at L = 200). ``zero_to_L`` (the spec's DEFAULT) takes the vocabulary {0..L}
+{1..L} (π(181) = 0 at L = 200). ``zero_to_L`` (the configured default) takes the vocabulary {0..L}
 (V is (L + 1) × (L + 1)) and draws the inputs from {1..L}; list entries equal to 0 never occur in a
 sequence. ``zero_to_L_minus_1`` takes the tokens {0..L − 1} with f(i) = i mod L, inputs from all
 of them. Each run records its choice.

@@ -4,7 +4,7 @@
 A growing setting (config ``karp_thesis.ch5.growing.<name>``) pretrains an L-layer language model
 (or starts from a checkpoint the config names), grows it by every operator of its space and trains
 each grown model for ``train_steps`` on the same batches, recording the validation loss right after
-growing, at the window's steps, at the lag steps and at the end (spec §4.2, §6.2 QS-Ch5). Stacking
+growing, at the window's steps, at the lag steps and at the end (what Sec 5.3 measures). Stacking
 (``karp_thesis.ch5.stacking``) trains one model in stages, growing it at each stage by "stack the
 last block on top" or by the best of a set of operators after a short probe (LAG@k, App. C.1.3).
 
