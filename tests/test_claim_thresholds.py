@@ -12,6 +12,9 @@ from linearlens.claims.george_thesis.ch4 import AutoencoderThresholds, CifarThre
 from linearlens.claims.george_thesis.ch5 import AnalyticThresholds, DifficultyThresholds, SpuriousThresholds
 from linearlens.claims.george_thesis.ch5 import ToyThresholds as GeorgeToyThresholds
 from linearlens.claims.george_thesis.ch6 import (
+    AlignmentThresholds,
+    ComplexityThresholds,
+    DiskThresholds,
     PerturbationThresholds,
     RbfCapacityThresholds,
     SpectralBiasThresholds,
@@ -46,6 +49,9 @@ CONFIGURED = [
     ("george_thesis", "supernat", SupernatThresholds),
     ("george_thesis", "rbf_capacity", RbfCapacityThresholds),
     ("george_thesis", "perturbation", PerturbationThresholds),
+    ("george_thesis", "alignment", AlignmentThresholds),
+    ("george_thesis", "disk", DiskThresholds),
+    ("george_thesis", "complexity", ComplexityThresholds),
 ]
 
 

@@ -71,7 +71,7 @@ def frequency_job(tmp_path, finals: dict[tuple[str, int], float]):
     spec = {"batch_sizes": [20], "frequencies": {"kfac": [1, 50], "ekfac": [50]},
             "optimisers": {"kfac": {"method": "kfac", "freq": 10}, "ekfac": {"method": "ekfac", "freq": 10}}}
     return ClaimsJob({"runs": [str(tmp_path / "search.csv")], "frequency": [str(tmp_path / "frequency.csv")]},
-                     {"thresholds": "quick", "spec": spec}), spec, search
+                     {"thresholds": claim_thresholds("george_thesis", "quick", "autoencoder"), "spec": spec}), spec, search
 
 
 def test_amortisation_compares_each_methods_degradation_not_absolute_losses(tmp_path):

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 import torch
 
+from configured import claim_thresholds
 from linearlens.claims.george_thesis.ch6 import alignment_claims, easy_difficult_claims
 from linearlens.data.transforms import balanced_order
 from linearlens.experiments.george_thesis.ch6 import (
@@ -195,7 +196,7 @@ def test_a_tiny_alignment_group_runs_through_its_figures_and_claims(tmp_path):
         sidecar = json.loads(png.with_suffix(".json").read_text())
         assert png.exists() and "tiny task" in sidecar["data_source"] and "network: MLP" in sidecar["data_source"]
         assert figure != "fig_B_6" or "example-mean part" in sidecar["caption"]
-    checks = alignment_claims(ClaimsJob(files, {"thresholds": "quick", **params}))
+    checks = alignment_claims(ClaimsJob(files, {"thresholds": claim_thresholds("george_thesis", "quick", "alignment"), **params}))
     assert {c.claim_id for c in checks} == {"H17", "H18", "H21"}
     assert all(c.passed in (True, False, None) and c.measured not in (None, "") for c in checks)
 
@@ -231,6 +232,6 @@ def test_a_tiny_easy_difficult_group_runs_through_its_figures_and_claims(tmp_pat
                                                      str(png), "lead.", "tiny task"))
         # the network is named on the image, apart from the difficult examples (a family's label)
         assert network in json.loads(png.with_suffix(".json").read_text())["data_source"]
-    checks = easy_difficult_claims(ClaimsJob({"rows": paths}, {"thresholds": "quick", **params}))
+    checks = easy_difficult_claims(ClaimsJob({"rows": paths}, params))
     assert [c.claim_id for c in checks] == ["H19", "H19"] + ["H20"] * 4
     assert all(c.passed in (True, False, None) and c.measured for c in checks)

@@ -8,8 +8,8 @@ import torch
 from configured import claim_thresholds
 from linearlens.analysis.george_thesis.ch6 import COMPLEXITY_MEASURES, example_mean_share
 from linearlens.claims.george_thesis.ch6 import (
-    ALIGNMENT_THRESHOLDS,
-    COMPLEXITY_THRESHOLDS,
+    AlignmentThresholds,
+    ComplexityThresholds,
     _cka_checks,
     _spectrum_checks,
     complexity_check,
@@ -23,6 +23,10 @@ from linearlens.claims.george_thesis.ch6 import (
 from linearlens.kernels.alignment import centre
 from linearlens.manifests.jobs import ClaimsJob
 
+SCALES = ("quick", "paper")
+ALIGNMENT_THRESHOLDS = {scale: AlignmentThresholds(**claim_thresholds("george_thesis", scale, "alignment")) for scale in SCALES}
+COMPLEXITY_THRESHOLDS = {scale: ComplexityThresholds(**claim_thresholds("george_thesis", scale, "complexity"))
+                         for scale in SCALES}
 
 def test_h21_an_effective_rank_barely_higher_at_the_small_rate_fails():
     """"About 3× higher": the quick runs' 1.00 and 1.01 passed the old quick test (ratio ≥ 1); at the
@@ -118,7 +122,7 @@ def _easy_difficult_job(tmp_path, curves: dict, kinds: dict) -> ClaimsJob:
         runs.append({"family": family, "setting": setting, "seed": seed, "label_noise": 0.0, "lr": 0.01})
         paths.append(str(path))
     families = {family: {"label": family.replace("_", " "), "standin": None} for family, _, _ in curves}
-    return ClaimsJob({"rows": paths}, {"thresholds": "quick", "runs": runs, "families": families, "difficult": kinds})
+    return ClaimsJob({"rows": paths}, {"runs": runs, "families": families, "difficult": kinds})
 
 
 def test_h19_h20_difficult_examples_aligning_first_and_depth_reversed_fail(tmp_path):
@@ -177,10 +181,10 @@ def test_h16_an_isotropic_spectrum_and_eigenfunctions_losing_the_classes_fail(tm
     structure over training: both H16 checks fail at every scale."""
     run = _disk_run(tmp_path / "seed0.npz", [0.015, 0.02, 0.03], [3.0, 1.0, 0.0])
     for scale in ("quick", "paper"):
-        spectrum, classes = disk_claims(ClaimsJob({"runs": [run]}, {"thresholds": scale}))
+        spectrum, classes = disk_claims(ClaimsJob({"runs": [run]}, {"thresholds": claim_thresholds("george_thesis", scale, "disk")}))
         assert spectrum.passed is False and classes.passed is False and spectrum.document_threshold
     held = _disk_run(tmp_path / "seed1.npz", [0.015, 0.005, 0.002], [0.0, 1.0, 3.0])
-    assert [c.passed for c in disk_claims(ClaimsJob({"runs": [held]}, {"thresholds": "paper"}))] == [True, True]
+    assert [c.passed for c in disk_claims(ClaimsJob({"runs": [held]}, {"thresholds": claim_thresholds("george_thesis", "paper", "disk")}))] == [True, True]
 
 
 SPECTRAL_BIAS = claim_thresholds("george_thesis", "quick", "spectral_bias")

@@ -14,6 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from configured import claim_thresholds
 from linearlens.analysis.george_thesis.ch6 import (
     COMPLEXITY_MEASURES,
     complexity_measures_paths,
@@ -329,11 +330,11 @@ def test_tiny_runs_to_figure_and_claims(digits_npz, tmp_path):
     assert "capped runs" in caption and "a test" in caption
 
     for scale in ("quick", "paper"):
-        checks = complexity_claims(ClaimsJob(inputs, {"thresholds": scale, "spec": spec}))
+        checks = complexity_claims(ClaimsJob(inputs, {"thresholds": claim_thresholds("george_thesis", scale, "complexity"), "spec": spec}))
         assert len(checks) == 6 and all(c.claim_id == "H23" for c in checks)  # per panel: follows, the contrast
         assert all(c.passed in (True, False, None) and c.measured for c in checks)
         assert all("learning_flow" in c.measured for c in checks)
-    quick = complexity_claims(ClaimsJob(inputs, {"thresholds": "quick", "spec": spec}))
+    quick = complexity_claims(ClaimsJob(inputs, {"thresholds": claim_thresholds("george_thesis", "quick", "complexity"), "spec": spec}))
     rho = gap_correlations(panel_curves(finals)).loc["corruption", "learning_flow"]
     corruption_check = next(c for c in quick if c.check.startswith("corruption"))
     assert corruption_check.passed == (None if np.isnan(rho) else bool(rho > 0))

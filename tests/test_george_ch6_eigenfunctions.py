@@ -179,12 +179,12 @@ def test_end_to_end_runs_figures_and_claims(tmp_path):
     summary = disk_summary([str(p) for p in runs])
     assert sorted(summary["seed"].unique()) == [0, 1] and len(summary) == 6
     for scale in ("quick", "paper"):
-        checks = disk_claims(ClaimsJob({"runs": [str(p) for p in runs]}, {"thresholds": scale, "spec": SMOKE_DISK}))
+        checks = disk_claims(ClaimsJob({"runs": [str(p) for p in runs]}, {"thresholds": claim_thresholds("george_thesis", scale, "disk"), "spec": SMOKE_DISK}))
         checks += spectral_bias_claims(ClaimsJob({"run": [str(spectrum)]},
                                                  {"thresholds": claim_thresholds("george_thesis", scale, "spectral_bias"), "spec": SMOKE_SPECTRAL}))
         assert [c.claim_id for c in checks] == ["H16", "H16", "H24", "H24", "H24"]
         for check in checks:
             assert check.passed in (True, False, None) and check.measured not in (None, "")
     ratio = summary.groupby("iteration")["ratio"].mean()
-    first_check = disk_claims(ClaimsJob({"runs": [str(p) for p in runs]}, {"thresholds": "quick", "spec": SMOKE_DISK}))[0]
+    first_check = disk_claims(ClaimsJob({"runs": [str(p) for p in runs]}, {"thresholds": claim_thresholds("george_thesis", "quick", "disk"), "spec": SMOKE_DISK}))[0]
     assert first_check.passed == bool(ratio.iloc[0] > ratio.iloc[-1])  # the verdict follows the measured numbers

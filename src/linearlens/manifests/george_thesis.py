@@ -80,16 +80,16 @@ def group_figure(figure_id: str, title: str, section: str, group: str, inputs_of
                  configured=_configured(group, chapter), data_source=data_source)
 
 
-def claim_thresholds(config: dict, name: str | None) -> dict | str:
-    """The ``name`` mapping of ``claim_thresholds`` (the fields of a claims module's *Thresholds class);
-    without a name, the scale by which a claims module not yet configured picks its own."""
-    return config["claim_thresholds"]["scale" if name is None else name]
+def threshold_params(config: dict, name: str | None) -> dict:
+    """``{"thresholds": the name mapping of claim_thresholds}`` (the fields of a claims module's
+    *Thresholds class); empty for a claim set without thresholds (``name`` None)."""
+    return {} if name is None else {"thresholds": config["claim_thresholds"][name]}
 
 
 def group_claims(function: str, group: str, inputs_of, chapter: str = "ch6", thresholds: str | None = None) -> ClaimSet:
     return ClaimSet(f"linearlens.claims.george_thesis.{chapter}:{function}",
                     lambda config: inputs_of(chapter_group(config, chapter, group)),
-                    params=lambda config: {"thresholds": claim_thresholds(config, thresholds),
+                    params=lambda config: {**threshold_params(config, thresholds),
                                            "spec": chapter_group(config, chapter, group)},
                     configured=_configured(group, chapter))
 
@@ -200,7 +200,7 @@ def spurious_figure(figure_id: str, title: str, section: str) -> Entry:
 
 SPURIOUS_CLAIMS = ClaimSet(
     f"{CLAIMS_CH5}:spurious_claims", lambda config: spurious_inputs(ch5_group(config, "spurious"), "claims"),
-    params=lambda config: {"thresholds": claim_thresholds(config, "spurious"),
+    params=lambda config: {**threshold_params(config, "spurious"),
                            **spurious_params(ch5_group(config, "spurious"), "claims")},
     configured=lambda config: spurious_configured(ch5_group(config, "spurious"), "claims"))
 
@@ -521,9 +521,9 @@ ENTRIES = [
 ]
 
 
-def _claim_params(group: str, runs_of):
+def _claim_params(group: str, runs_of, thresholds: str | None = None):
     kernel_params = _kernel_params(group, runs_of)
-    return lambda config: {"thresholds": claim_thresholds(config, None), **kernel_params(config)}
+    return lambda config: {**threshold_params(config, thresholds), **kernel_params(config)}
 
 
 CLAIM_SETS = [
@@ -539,15 +539,15 @@ CLAIM_SETS = [
     group_claims("difficulty_claims", "difficulty", difficulty_claim_inputs, "ch5", "difficulty"),
     SPURIOUS_CLAIMS,
     ClaimSet(f"{CLAIMS_CH6}:alignment_claims", _kernel_inputs("alignment", _both_spectra, ALIGNMENT_FILES),
-             params=_claim_params("alignment", _both_spectra), configured=_configured("alignment")),
+             params=_claim_params("alignment", _both_spectra, "alignment"), configured=_configured("alignment")),
     ClaimSet(f"{CLAIMS_CH6}:easy_difficult_claims",
              _kernel_inputs("easy_difficult", lambda g: hierarchy_runs(g) + depth_runs(g), EASY_DIFFICULT_FILES),
              params=_claim_params("easy_difficult", lambda g: hierarchy_runs(g) + depth_runs(g)),
              configured=_configured("easy_difficult")),
-    group_claims("disk_claims", "disk", lambda spec: {"runs": disk_inputs(spec)["runs"]}),
+    group_claims("disk_claims", "disk", lambda spec: {"runs": disk_inputs(spec)["runs"]}, thresholds="disk"),
     group_claims("spectral_bias_claims", "spectral_bias", single_run(RUN_SPECTRAL_BIAS, "run"), thresholds="spectral_bias"),
     group_claims("supernat_claims", "supernat", single_run(RUN_SUPERNAT), thresholds="supernat"),
     group_claims("rbf_capacity_claims", "rbf_capacity", single_run(RUN_RBF_CAPACITY), thresholds="rbf_capacity"),
     group_claims("perturbation_claims", "perturbation", perturbation_inputs, thresholds="perturbation"),
-    group_claims("complexity_claims", "complexity", complexity_inputs),
+    group_claims("complexity_claims", "complexity", complexity_inputs, thresholds="complexity"),
 ]
