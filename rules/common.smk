@@ -135,6 +135,34 @@ def kernel_outputs():
         [paths.kernel(name, file) for name in TREE_KERNEL_EXTRACTIONS for file in ("tree_kernel.npz", "summary.json")]
 
 
+# The kernel extractions' named inputs and params (rules/kernels.smk).
+
+def configured_spec(specs, wildcard):
+    """A params function: the canonical form of the spec in ``specs`` that the job's ``wildcard`` names."""
+    return lambda wildcards: canonical(specs[getattr(wildcards, wildcard)])
+
+
+def get_init_model_code(wildcards):
+    """init_model.py's closure and the module of the zoo model it builds."""
+    return script_code("init_model.py", INIT_MODELS[wildcards.model])
+
+
+def get_ntk_extraction_inputs(wildcards):
+    """The checkpoint an NTK extraction reads, and its probe set."""
+    extraction = NTK_EXTRACTIONS[wildcards.extraction]
+    return {"checkpoint": extraction["checkpoint"], "probe": paths.prepared(extraction["probe"]["dataset"])}
+
+
+def get_tree_kernel_inputs(wildcards):
+    """The fitted ensemble a tree-kernel extraction reads, and its probe set."""
+    extraction = TREE_KERNEL_EXTRACTIONS[wildcards.tree_extraction]
+    return {"ensemble": extraction["ensemble"], "probe": paths.prepared(extraction["probe"]["dataset"])}
+
+
+def get_tree_ensemble_data(wildcards):
+    return paths.prepared(TREE_ENSEMBLES[wildcards.ensemble]["dataset"])
+
+
 def threads_for(kind):
     return config.get("threads", {}).get(kind, 1)
 

@@ -1,23 +1,45 @@
-# Kernel benchmarks: the layer-wise NTK and tree-kernel replay against the routes they replace.
+# The method benchmarks (each times the library's route against those it replaces), kernel
+# extraction (the NTK of a checkpoint, the tree kernel of a boosted ensemble) and their targets.
 
 
-rule benchmark_kernels:
-    input:
-        code=script_code("benchmark_kernels.py"),
-    output:
-        paths.benchmark("kernels"),
-    params:
-        settings=canonical(config["benchmarks"]["kernels"]),
-        device=config["device"],
-    log:
-        paths.log("benchmark_kernels"),
-    threads: threads_for("benchmark")
-    resources:
-        **job_resources("kernels", device=True),
-    conda:
-        "../envs/torch.yaml"
-    script:
-        "../src/scripts/benchmark_kernels.py"
+# The method benchmarks, one rule each: the name of its settings in the config's `benchmarks`, of its
+# script (benchmark_<name>.py) and of its table -> the `threads:` kind its job takes, and the settings
+# it runs with where a scale removes its own (paper.yaml removes curvature's: no cases, an empty table).
+METHOD_BENCHMARKS = {
+    "kernels": ("benchmark", None),  # none: the config must have its settings
+    "telescoping": ("train", {"cases": {}, "methods": [], "timeout_s": 1}),  # as the training runs it measures
+    "iterative_linearisation": ("benchmark", {"cases": {}, "steps": 1, "timeout_s": 1}),
+    "curvature": ("benchmark", {"models": [], "n": [], "operations": [], "methods": [], "dtype": "float32",
+                                "timeout_s": 1}),
+    "optimisers": ("benchmark", {"cases": {}, "methods": ["sgd"], "timeout_s": 1}),
+}
+
+
+for measured, (threads_kind, unset) in METHOD_BENCHMARKS.items():
+    measured_settings = config["benchmarks"][measured] if unset is None else config["benchmarks"].get(measured, unset)
+
+    rule:
+        name:
+            f"benchmark_{measured}"
+        input:
+            code=script_code(f"benchmark_{measured}.py", measured_settings),
+        output:
+            paths.benchmark(measured),
+        params:
+            settings=canonical(measured_settings),
+            device=config["device"],
+            # Snakemake reads `script:` when the job runs, after this loop has moved on, so the path
+            # takes the name from a param: one derived from the output, which Snakemake does not record
+            script=lambda wildcards, output, script=f"benchmark_{measured}.py": script,
+        log:
+            paths.log(f"benchmark_{measured}"),
+        threads: threads_for(threads_kind)
+        resources:
+            **job_resources("kernels", device=True),
+        conda:
+            "../envs/torch.yaml"
+        script:
+            "../src/scripts/{params.script}"
 
 
 rule plot_kernel_benchmark:
@@ -38,91 +60,10 @@ rule plot_kernel_benchmark:
         "../src/scripts/plot_kernel_benchmark.py"
 
 
-rule benchmark_telescoping:
-    input:
-        code=script_code("benchmark_telescoping.py"),
-    output:
-        paths.benchmark("telescoping"),
-    params:
-        settings=canonical(config["benchmarks"].get("telescoping", {"cases": {}, "methods": [], "timeout_s": 1})),
-        device=config["device"],
-    log:
-        paths.log("benchmark_telescoping"),
-    threads: threads_for("train")  # as the training runs it measures
-    resources:
-        **job_resources("kernels", device=True),
-    conda:
-        "../envs/torch.yaml"
-    script:
-        "../src/scripts/benchmark_telescoping.py"
-
-
-rule benchmark_iterative_linearisation:
-    input:
-        code=script_code("benchmark_iterative_linearisation.py", config["benchmarks"].get("iterative_linearisation")),
-    output:
-        paths.benchmark("iterative_linearisation"),
-    params:
-        settings=canonical(config["benchmarks"].get("iterative_linearisation",
-                                          {"cases": {}, "steps": 1, "timeout_s": 1})),
-        device=config["device"],
-    log:
-        paths.log("benchmark_iterative_linearisation"),
-    threads: threads_for("benchmark")
-    resources:
-        **job_resources("kernels", device=True),
-    conda:
-        "../envs/torch.yaml"
-    script:
-        "../src/scripts/benchmark_iterative_linearisation.py"
-
-
-rule benchmark_curvature:
-    input:
-        code=script_code("benchmark_curvature.py"),
-    output:
-        paths.benchmark("curvature"),
-    params:
-        settings=canonical(config["benchmarks"].get("curvature", {"models": [], "n": [], "operations": [],
-                                                                "methods": [], "dtype": "float32", "timeout_s": 1})),
-        device=config["device"],
-    log:
-        paths.log("benchmark_curvature"),
-    threads: threads_for("benchmark")
-    resources:
-        **job_resources("kernels", device=True),
-    conda:
-        "../envs/torch.yaml"
-    script:
-        "../src/scripts/benchmark_curvature.py"
-
-
-rule benchmark_optimisers:
-    input:
-        code=script_code("benchmark_optimisers.py", config["benchmarks"].get("optimisers")),
-    output:
-        paths.benchmark("optimisers"),
-    params:
-        settings=canonical(config["benchmarks"].get("optimisers", {"cases": {}, "methods": ["sgd"], "timeout_s": 1})),
-        device=config["device"],
-    log:
-        paths.log("benchmark_optimisers"),
-    threads: threads_for("benchmark")
-    resources:
-        **job_resources("kernels", device=True),
-    conda:
-        "../envs/torch.yaml"
-    script:
-        "../src/scripts/benchmark_optimisers.py"
-
-
 rule benchmarks:
     input:
-        rules.plot_kernel_benchmark.output,
-        rules.benchmark_curvature.output,
-        rules.benchmark_optimisers.output,
-        rules.benchmark_telescoping.output,
-        rules.benchmark_iterative_linearisation.output,
+        rules.plot_kernel_benchmark.output,  # which reads the kernel benchmark's table
+        [paths.benchmark(name) for name in METHOD_BENCHMARKS if name != "kernels"],
         # Karp ch. 3's runs, where the config has them (the rule is in rules/karp_thesis/ch3.smk)
         [paths.benchmark("local_signal")] if config.get("karp_thesis", {}).get("ch3", {}).get("images") else [],
 
@@ -132,11 +73,11 @@ rule benchmarks:
 
 rule init_model:
     input:
-        code=lambda w: script_code("init_model.py", config["init_models"][w.model]),
+        code=get_init_model_code,
     output:
         paths.checkpoint("init", "{model}.pt"),
     params:
-        spec=lambda w: canonical(config["init_models"][w.model]),
+        spec=configured_spec(INIT_MODELS, "model"),
     log:
         paths.log("init_model", "{model}"),
     threads: 1
@@ -148,14 +89,13 @@ rule init_model:
 
 rule extract_ntk:
     input:
-        checkpoint=lambda w: NTK_EXTRACTIONS[w.extraction]["checkpoint"],
-        probe=lambda w: paths.prepared(NTK_EXTRACTIONS[w.extraction]["probe"]["dataset"]),
+        unpack(get_ntk_extraction_inputs),
         code=script_code("extract_ntk.py"),
     output:
         gram=paths.kernel("{extraction}", "ntk.npz"),
         summary=paths.kernel("{extraction}", "summary.json"),
     params:
-        settings=lambda w: canonical(NTK_EXTRACTIONS[w.extraction]),
+        settings=configured_spec(NTK_EXTRACTIONS, "extraction"),
         device=config["device"],
     log:
         paths.log("extract_ntk", "{extraction}"),
@@ -180,12 +120,12 @@ rule kernels:
 
 rule fit_tree_ensemble:
     input:
-        data=lambda w: paths.prepared(TREE_ENSEMBLES[w.ensemble]["dataset"]),
+        data=get_tree_ensemble_data,
         code=script_code("fit_tree_ensemble.py"),
     output:
         paths.checkpoint("trees", "{ensemble}.joblib"),
     params:
-        spec=lambda w: canonical(TREE_ENSEMBLES[w.ensemble]),
+        spec=configured_spec(TREE_ENSEMBLES, "ensemble"),
         device=config["device"],
     log:
         paths.log("fit_tree_ensemble", "{ensemble}"),
@@ -202,14 +142,13 @@ rule fit_tree_ensemble:
 
 rule extract_tree_kernel:
     input:
-        ensemble=lambda w: TREE_KERNEL_EXTRACTIONS[w.tree_extraction]["ensemble"],
-        probe=lambda w: paths.prepared(TREE_KERNEL_EXTRACTIONS[w.tree_extraction]["probe"]["dataset"]),
+        unpack(get_tree_kernel_inputs),
         code=script_code("extract_tree_kernel.py"),
     output:
         kernel=paths.kernel("{tree_extraction}", "tree_kernel.npz"),
         summary=paths.kernel("{tree_extraction}", "summary.json"),
     params:
-        settings=lambda w: canonical(TREE_KERNEL_EXTRACTIONS[w.tree_extraction]),
+        settings=configured_spec(TREE_KERNEL_EXTRACTIONS, "tree_extraction"),
     log:
         paths.log("extract_tree_kernel", "{tree_extraction}"),
     benchmark:

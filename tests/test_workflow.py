@@ -22,7 +22,8 @@ from linearlens.config import load_scale
 from linearlens.data.registry import SOURCES, raw_paths
 from linearlens.experiments.tabular import telescoped_sum_error
 from linearlens.train.trees import load_tree_ensemble
-from rule_blocks import device_rules, rule_blocks
+from rule_blocks import rule_blocks
+from workflow_rules import device_rules
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
@@ -328,18 +329,14 @@ def test_slurm_profile_plans_the_paper_dag(tmp_path):
     assert job_counts(result.stdout)["download_file"] > 0
     requests = [(rule, "gpu=1" in resources, re.search(r"slurm_partition=(\w+)", resources)[1])
                 for rule, resources in planned_resources(result.stdout)]
-    assert all(gpu == (rule in GPU_RULES) for rule, gpu, _ in requests)
+    gpu_rules = device_rules()  # test_devices checks that each one's script claims the device
+    assert all(gpu == (rule in gpu_rules) for rule, gpu, _ in requests)
     assert all(partition == ("gpus" if gpu else "cpus") for _, gpu, partition in requests)
     assert sum(gpu for _, gpu, _ in requests) > len(requests) / 2  # most of the paper DAG trains
     # every job that uses the device asks for more than the profile's default hour and 4 GB
-    budgets = {rule: resources for rule, resources in planned_resources(result.stdout) if rule in GPU_RULES}
+    budgets = {rule: resources for rule, resources in planned_resources(result.stdout) if rule in gpu_rules}
     assert all(int(re.search(r"\bruntime=(\d+)", r)[1]) >= 240 and int(re.search(r"\bmem_mb=(\d+)", r)[1]) >= 8000
                for r in budgets.values()), budgets
-
-
-# Rules whose code runs on the configured device, so that `device: cuda` must get them a GPU: read from
-# the rule files and the run families (test_devices checks that each such rule's script claims it).
-GPU_RULES = device_rules()
 
 
 def test_slurm_profile_keeps_no_list_of_rules():
@@ -359,7 +356,7 @@ def test_slurm_profile_sends_cuda_jobs_to_the_gpu_partition(tmp_path):
     requests = {(rule, "gpu=1" in resources, re.search(r"slurm_partition=(\w+)", resources)[1])
                 for rule, resources in planned_resources(result.stdout)}
     gpu_jobs = {rule for rule, gpu, _ in requests if gpu}
-    assert gpu_jobs == GPU_RULES
+    assert gpu_jobs == device_rules()
     assert all(partition == ("gpus" if gpu else "cpus") for _, gpu, partition in requests)
 
 
