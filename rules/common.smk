@@ -22,6 +22,7 @@ from linearlens.code_inputs import function_code, module_code, script_code
 from linearlens.config import scale_files, validate_config, workflow_config
 from linearlens.families import DOCUMENTS
 from linearlens.data.registry import OPENML_MARKER, RAW_DIR, SOURCES, get_source, raw_paths
+from linearlens.data.spurious import IMAGE_ARCHIVES
 from linearlens.train.heap import HEAP_ENVIRONMENT
 from linearlens.scheduling import event_driven_scheduling
 
@@ -99,6 +100,13 @@ def raw_inputs(name):
     """Raw files the dataset ``name`` is prepared from (none for offline sources)."""
     spec = DATASETS[name]
     return [str(p) for p in raw_paths(spec["source"], spec.get("source_options"))]
+
+
+def photo_archive(name):
+    """{"archive": the raw archive an image-index dataset's runs read its photos from}; {} for a
+    dataset whose prepared file holds its examples."""
+    source = DATASETS[name]["source"]
+    return {"archive": str(RAW_DIR / source / IMAGE_ARCHIVES[source])} if source in IMAGE_ARCHIVES else {}
 
 
 def datasets_for(paper):

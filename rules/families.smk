@@ -3,7 +3,8 @@
 # runs, one job per run of its grid. Its outputs lie in the document's runs (linearlens.paths), its
 # log and benchmark are named after its first output (or its job_name); it asks a cluster for its
 # budget's time and memory (linearlens.cluster); a family that computes on the device gets the
-# configured device as a param (or inside one: device_in) and, under CUDA, a GPU.
+# configured device as a param (or inside one: device_in) and, under CUDA, a GPU; one that reads an
+# image-index dataset's photos (reads_photos) gets the archive they lie in as an input.
 
 from linearlens.families import RunFamily
 
@@ -21,8 +22,13 @@ def run_spec(family: RunFamily, grid):
 
 
 def family_inputs(family: RunFamily, group, grid):
+    """The job's named inputs: its dataset's photo archive if it reads one, then the family's own."""
     spec = run_spec(family, grid)
-    return lambda wildcards: family.inputs(group, dict(wildcards.items()), spec(wildcards))
+
+    def inputs(wildcards):
+        archive = photo_archive(spec(wildcards)["dataset"]) if family.reads_photos else {}
+        return {**archive, **family.inputs(group, dict(wildcards.items()), spec(wildcards))}
+    return inputs
 
 
 def family_code(family: RunFamily, grid):

@@ -8,6 +8,7 @@ import pytest
 
 from linearlens.config import load_scale
 from linearlens.families import CHAPTER, RunFamily, declared_families
+from linearlens.manifests import george_thesis as george_manifest
 from linearlens.manifests import george_thesis_runs as george
 from linearlens.manifests import iterative_linearisation_runs as il
 from linearlens.manifests import karp_thesis_runs as karp
@@ -152,6 +153,57 @@ def test_george_ch3_grids_hold_the_runs_the_figures_read(scale):
     # the training run's checkpoints are read by these runs, not by a figure
     assert_grids_hold_the_runs_read(scale, "george_thesis", [george.FISHER_QUALITY, george.NTK_PAIR],
                                     "results/george_thesis/runs/ch3/")
+
+
+# Chapter 5's rules and files as they were written by hand, before the families generated them.
+GEORGE_CH5 = {
+    "george_thesis_ch5_run_toy": ["toy/shard{shard}.npz"],
+    "george_thesis_ch5_run_analytic": ["analytic/closed_forms.npz"],
+    "george_thesis_ch5_run_twolayer": ["analytic/twolayer/{example}.npz"],
+    "george_thesis_ch5_bin_cscores": ["difficulty/cscores.npz", "difficulty/cscores.csv"],
+    "george_thesis_ch5_run_difficulty": ["difficulty/{experiment}/{architecture}/{setting}/seed{seed}.csv",
+                                         "difficulty/{experiment}/{architecture}/{setting}/seed{seed}.json"],
+    "george_thesis_ch5_run_spurious": ["spurious/{family}/seed{seed}/alpha{alpha}.csv",
+                                       "spurious/{family}/seed{seed}/alpha{alpha}.json"],
+}
+
+
+@pytest.mark.parametrize("scale", ["smoke", "quick", "paper", "rehearsal"])
+def test_george_ch5_grids_hold_the_runs_the_figures_read(scale):
+    ch5 = [george.RUN_TOY, george.RUN_ANALYTIC, george.RUN_TWOLAYER, george.BIN_CSCORES, george.RUN_DIFFICULTY]
+    assert_grids_hold_the_runs_read(scale, "george_thesis", ch5, tuple(
+        f"results/george_thesis/runs/ch5/{folder}/" for folder in ("toy", "analytic", "difficulty")))
+
+
+@pytest.mark.parametrize("scale", ["smoke", "quick", "paper", "rehearsal"])
+def test_george_ch5_spurious_jobs_write_every_alpha_the_figures_and_claims_read(scale):
+    """One job per family and seed writes every α's rows and summary; the claims read them all."""
+    spurious = george.RUN_SPURIOUS
+    group = spurious.config_group(load_scale(scale)["george_thesis"])
+    made = {pattern.format(**spurious.wildcards_of(run_id)) for run_id in spurious.grid(group)
+            for patterns in spurious.output_patterns(group).values() for pattern in patterns}
+    assert len(made) == 2 * len(group["alphas"]) * len(group["families"]) * len(group["seeds"])
+    claims = george_manifest.SPURIOUS_CLAIMS.inputs(load_scale(scale)["george_thesis"])
+    assert set(claims["runs"]) | set(claims["summaries"]) == made
+    assert spurious.job_state({"family": "celeba", "seed": "0"}) == "results/george_thesis/state/ch5/spurious/celeba/seed0"
+    assert spurious.log() == "results/logs/george_thesis/ch5/spurious/{family}/seed{seed}.log"
+
+
+def test_george_ch5_twolayer_jobs_keep_their_logs_beside_the_closed_forms():
+    assert george.RUN_TWOLAYER.log() == "results/logs/george_thesis/ch5/analytic/twolayer_{example}.log"
+    assert george.RUN_TWOLAYER.benchmark() == "results/benchmarks/rules/george_thesis/ch5/analytic/twolayer_{example}.tsv"
+
+
+def test_george_ch5_difficulty_runs_read_their_theta0_their_deciles_and_the_run_that_caps_them():
+    difficulty = load_scale("quick")["george_thesis"]["ch5"]["difficulty"]
+    grid = george.RUN_DIFFICULTY.grid(difficulty)
+    capped_id, capped = next((run_id, spec) for run_id, spec in grid.items() if spec["capped"])
+    inputs = george.RUN_DIFFICULTY.inputs(difficulty, george.RUN_DIFFICULTY.wildcards_of(capped_id), capped)
+    assert inputs["cap"] in george.RUN_DIFFICULTY.outputs_of("summary", grid) and "cscores" not in inputs
+    assert inputs["init"] == f"results/george_thesis/runs/ch5/difficulty/init/{capped['architecture']}_seed{capped['seed']}.pt"
+    cscore_id, cscore = next((run_id, spec) for run_id, spec in grid.items() if spec["experiment"] == "cscore")
+    inputs = george.RUN_DIFFICULTY.inputs(difficulty, george.RUN_DIFFICULTY.wildcards_of(cscore_id), cscore)
+    assert inputs["cscores"] == "results/george_thesis/runs/ch5/difficulty/cscores.npz" and "cap" not in inputs
 
 
 # Chapter 2's rules and files as they were written by hand, before the families generated them.
@@ -307,6 +359,10 @@ KEPT = [
     pytest.param(george_families("ch3"), GEORGE_CH3, "results/george_thesis/runs/ch3/",
                  {"george_thesis_ch3_train": ("showcase", "results/george_thesis/state/ch3/showcase.pt")},
                  id="george_ch3"),
+    pytest.param(george_families("ch5"), GEORGE_CH5, "results/george_thesis/runs/ch5/",
+                 {"george_thesis_ch5_run_difficulty": ("noisy/resnet18/alpha1_lr0.1/seed0", "results/george_thesis/"
+                                                       "state/ch5/difficulty/noisy/resnet18/alpha1_lr0.1/seed0.pt")},
+                 id="george_ch5"),
     pytest.param(george_families("ch6"), GEORGE_CH6, "results/george_thesis/runs/ch6/",
                  {"george_thesis_ch6_run_perturbation": ("seed3", "results/george_thesis/state/ch6/perturbation/seed3.pt")},
                  id="george_ch6"),

@@ -16,8 +16,6 @@ from linearlens.analysis.george_thesis.ch5 import (
     cap_run,
     common_progress,
     decile_gap,
-    difficulty_claim_inputs,
-    difficulty_figure_inputs,
     difficulty_runs,
     later_onset,
     matched_difference,
@@ -32,6 +30,7 @@ from linearlens.data.cscores import binned_cscores, holdout_cscores, rank_bins, 
 from linearlens.data.prepare import prepare_dataset
 from linearlens.data.source import Source
 from linearlens.experiments.george_thesis.ch5 import difficulty_run, noisy_task
+from linearlens.manifests.george_thesis import difficulty_claim_inputs, difficulty_figure_inputs
 from linearlens.models.zoo import build_model, save_model
 from linearlens.train.schedules import LossThresholds, epoch_starts, geometric_thresholds
 from linearlens.train.session import Session

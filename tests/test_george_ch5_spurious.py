@@ -21,7 +21,6 @@ from linearlens.analysis.george_thesis.ch5 import (
     SPURIOUS_SUBSETS,
     check_spurious_spec,
     matched_accuracy,
-    spurious_inputs,
     spurious_params,
     spurious_run_settings,
 )
@@ -47,6 +46,7 @@ from linearlens.experiments.george_thesis.ch5 import (
 )
 from linearlens.figures.george_thesis import ch5 as figures
 from linearlens.linearize.linearity import relu_pattern
+from linearlens.manifests.george_thesis import spurious_inputs
 from linearlens.manifests.jobs import ClaimsJob, FigureJob
 from linearlens.models.resnet import imagenet_resnet18
 

@@ -105,6 +105,9 @@ class RunFamily:
     # config group -> further outputs like ``outputs``, for a family whose files depend on its config
     # (telescoping's tabular runs: one fitted ensemble per boosting library configured)
     configured_outputs: Callable[[dict], dict[str, str]] | None = None
+    # Whether its jobs read an image-index dataset's photos (the spec's ``dataset``) from its source's
+    # archive: the archive is then an input, named by the workflow's datasets (George ch. 5's spurious runs)
+    reads_photos: bool = False
 
     @property
     def rule(self) -> str:

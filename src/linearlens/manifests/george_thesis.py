@@ -11,33 +11,37 @@ import re
 from .. import paths
 from ..analysis.george_thesis.ch4 import frequency_paths, mlp_classifier_paths, search_paths, spectrum_path
 from ..analysis.george_thesis.ch5 import (
-    closed_forms_path,
-    difficulty_claim_inputs,
-    difficulty_figure_inputs,
+    ANALYTIC_EXAMPLES,
+    difficulty_claim_runs,
+    difficulty_figure_runs,
     spurious_configured,
-    spurious_inputs,
     spurious_params,
-    toy_run_paths,
-    twolayer_paths,
+    spurious_runs_read,
 )
 from ..analysis.george_thesis.ch6 import complexity_runs, ordered_panels
 from .entries import NOT_BUILT, ClaimSet, Entry
 from .george_thesis_runs import (
+    BIN_CSCORES,
     FAMILIES,  # noqa: F401 (rules/families.smk generates their rules)
     FISHER_QUALITY,
     NAMING_KEYS,
     NTK_PAIR,
     RUN_ALIGNMENT,
+    RUN_ANALYTIC,
     RUN_COMPLEXITY,
+    RUN_DIFFICULTY,
     RUN_DISK,
     RUN_EASY_DIFFICULT,
     RUN_PERTURBATION,
     RUN_RBF_CAPACITY,
     RUN_SPECTRAL_BIAS,
     RUN_SUPERNAT,
+    RUN_TOY,
+    RUN_TWOLAYER,
     SUMMARISE_ALIGNMENT,
     family_seeds,
     kernel_runs,
+    spurious_file,
 )
 
 TITLE = ("Thomas George (PhD thesis, 2023): Deep networks training and generalization, insights "
@@ -166,19 +170,54 @@ def ch5_group(config: dict, group: str) -> dict | None:
 
 
 def toy_inputs(spec: dict) -> dict[str, list[str]]:
-    return {"runs": toy_run_paths(spec)}
+    return {"runs": RUN_TOY.outputs_of("run", RUN_TOY.grid(spec))}
 
 
 def analytic_inputs(spec: dict) -> dict[str, list[str]]:
-    return {"runs": [closed_forms_path()]}
+    return {"runs": [RUN_ANALYTIC.output("run")]}
+
+
+def twolayer_runs(spec: dict) -> list[str]:
+    """Fig C.9's runs, one per example, in the thesis's order."""
+    return RUN_TWOLAYER.outputs_of("run", [f"twolayer/{example}" for example in ANALYTIC_EXAMPLES
+                                           if example in spec["examples"]])
 
 
 def twolayer_inputs(spec: dict) -> dict[str, list[str]]:
-    return {"runs": twolayer_paths(spec)}
+    return {"runs": twolayer_runs(spec)}
 
 
 def analytic_claim_inputs(spec: dict) -> dict[str, list[str]]:
-    return {"closed_forms": [closed_forms_path()], "twolayer": twolayer_paths(spec)}
+    return {"closed_forms": [RUN_ANALYTIC.output("run")], "twolayer": twolayer_runs(spec)}
+
+
+def difficulty_inputs(spec: dict, runs: list[dict]) -> dict[str, list[str]]:
+    """The files a figure or the claims read: each run's log and summary, the C-score deciles and the
+    dataset's provenance (which names the data on the figure)."""
+    run_ids = [RUN_DIFFICULTY.id_of(run) for run in runs]
+    return {"runs": RUN_DIFFICULTY.outputs_of("log_points", run_ids),
+            "summaries": RUN_DIFFICULTY.outputs_of("summary", run_ids),
+            "cscores": [BIN_CSCORES.output("table")], "provenance": [paths.provenance(spec["dataset"])]}
+
+
+def difficulty_figure_inputs(spec: dict, figure: str) -> dict[str, list[str]]:
+    return difficulty_inputs(spec, difficulty_figure_runs(spec, figure))
+
+
+def difficulty_claim_inputs(spec: dict) -> dict[str, list[str]]:
+    return difficulty_inputs(spec, difficulty_claim_runs(spec))
+
+
+def spurious_inputs(spec: dict, figure: str) -> dict[str, list[str]]:
+    """A figure's (or the claims') files: every run's log and summary, and its datasets' provenance."""
+    runs = spurious_runs_read(spec, figure)
+    datasets = sorted({spec["families"][run["family"]]["dataset"] for run in runs})
+    inputs = {"runs": [spurious_file("rows", run) for run in runs],
+              "summaries": [spurious_file("summaries", run) for run in runs],
+              "provenance": [paths.provenance(dataset) for dataset in datasets]}
+    if figure == "claims":  # the claims count each dataset's (label, group) cells, one per provenance
+        inputs["data"] = [paths.prepared(dataset) for dataset in datasets]
+    return inputs
 
 
 def difficulty_figure(figure_id: str, title: str, section: str, note: str = "") -> Entry:

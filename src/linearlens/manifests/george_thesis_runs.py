@@ -3,6 +3,17 @@ generates their rules; the manifest (``george_thesis``) asks them for the files 
 
 from .. import paths
 from ..analysis.george_thesis.ch3 import fisher_quality_spec, ntk_pair_spec, training_spec
+from ..analysis.george_thesis.ch5 import (
+    alpha_name,
+    cap_run,
+    check_spurious_spec,
+    closed_form_spec,
+    difficulty_runs,
+    run_settings,
+    spurious_run_settings,
+    toy_run_spec,
+    twolayer_spec,
+)
 from ..analysis.george_thesis.ch6 import complexity_run_specs
 from ..experiments.settings import family_runs
 from ..families import RunFamily, one_run, per_seed, spec_data
@@ -46,6 +57,102 @@ NTK_PAIR = RunFamily(
     "ntk_pair/epoch{epoch}", {"pair": ".npz"}, group="showcase", folder="showcase",
     rule_name="george_thesis_ch3_ntk_pair", inputs=checkpoint_and_data,
     params=lambda group_config, spec: {"spec": ntk_pair_spec(spec)}, device=True, budget="long_training")
+
+
+# --- Chapter 5 and appendix C ------------------------------------------------------------------
+
+# Fig 5.1: the yin-yang toy; one job per block of seeds (``shards``), every seed at every α in one
+# batch, the training sets drawn inside the run from each seed.
+RUN_TOY = RunFamily(
+    DOCUMENT, "ch5", "toy",
+    lambda group_config: {f"shard{shard}": toy_run_spec(group_config) for shard in range(group_config["shards"])},
+    "shard{shard}", {"run": ".npz"}, device=True, budget="kernels", builds_models=False, records_script=False)
+# Fig 5.4: the quadratic model in closed form.
+RUN_ANALYTIC = RunFamily(
+    DOCUMENT, "ch5", "analytic", lambda group_config: {"closed_forms": closed_form_spec(group_config)},
+    "closed_forms", {"run": ".npz"}, builds_models=False, threads="", records_script=False)
+# Fig C.9: a 2-layer linear MLP on each example's data; tiny matrices (at most 200 × 200), so one
+# thread: a second only waits on the first.
+RUN_TWOLAYER = RunFamily(
+    DOCUMENT, "ch5", "twolayer",
+    lambda group_config: {f"twolayer/{example}": twolayer_spec(group_config, example)
+                          for example in group_config["examples"]},
+    "twolayer/{example}", {"run": ".npz"}, group="analytic", folder="analytic",
+    job_name="analytic/twolayer_{example}", builds_models=False, threads="", records_script=False)
+
+
+def difficulty_data(group_config: dict, wildcards: dict, spec: dict) -> dict[str, str]:
+    """The C-scores of the train and test examples (published, or the pipeline's proxy), and the dataset."""
+    scores = group_config["cscores"]
+    published = {"scores": paths.prepared(scores["dataset"])} if scores["source"] == "published" else {}
+    return {**published, "data": paths.prepared(group_config["dataset"])}
+
+
+# Figs 5.2, C.1-C.6: the C-scores of the examples, in deciles.
+BIN_CSCORES = RunFamily(
+    DOCUMENT, "ch5", "cscores",
+    lambda group_config: {"cscores": {key: group_config[key] for key in ("cscores", "bins", "tracked", "tracking_seed")}},
+    "cscores", {"scores": ".npz", "table": ".csv"}, verb="bin", group="difficulty", folder="difficulty",
+    inputs=difficulty_data, params=lambda group_config, spec: {"settings": spec}, builds_models=False, threads="",
+    environment="data", records_script=False)
+
+
+def difficulty_init(architecture: str, seed) -> str:
+    """θ₀ of an architecture and seed: every α of that seed starts from it (a rule of the chapter makes it)."""
+    return paths.runs(DOCUMENT, "ch5", "difficulty", "init", f"{architecture}_seed{seed}.pt")
+
+
+def difficulty_grid(group_config: dict) -> dict[str, dict]:
+    """Every α-scaled run, with what its job needs (``run_settings``)."""
+    return {"{experiment}/{architecture}/{setting}/seed{seed}".format(**run): run_settings(group_config, run)
+            for run in difficulty_runs(group_config)}
+
+
+def difficulty_inputs(group_config: dict, wildcards: dict, spec: dict) -> dict[str, str]:
+    """A run's C-score deciles (C-score runs), the summary of the run whose iterations cap it (the lr
+    sweep), its dataset and its θ₀."""
+    cap = cap_run(group_config, spec)
+    return {**({"cscores": BIN_CSCORES.output("scores")} if spec["experiment"] == "cscore" else {}),
+            **({"cap": RUN_DIFFICULTY.output("summary", RUN_DIFFICULTY.id_of(cap))} if cap else {}),
+            "data": paths.prepared(group_config["dataset"]), "init": difficulty_init(spec["architecture"], spec["seed"])}
+
+
+# Figs 5.2, C.1-C.6: α-scaled runs on C-score groups and noisy labels, with linearity metrics.
+RUN_DIFFICULTY = RunFamily(
+    DOCUMENT, "ch5", "difficulty", difficulty_grid,
+    "{experiment}/{architecture}/{setting}/seed{seed}", {"log_points": ".csv", "summary": ".json"},
+    inputs=difficulty_inputs, params=lambda group_config, spec: {"run": spec}, device=True, budget="long_training",
+    resumable=True, records_script=False)
+
+
+def spurious_grid(group_config: dict) -> dict[str, dict]:
+    """One job per family and seed, training every α."""
+    check_spurious_spec(group_config)
+    return {f"{family}/seed{seed}": spurious_run_settings(group_config, family)
+            for family in group_config["families"] for seed in group_config["seeds"]}
+
+
+def spurious_weights(group_config: dict, wildcards: dict, spec: dict) -> dict[str, str]:
+    """The prepared pretrained weights a family starts from, if any, and its dataset."""
+    weights = {"weights": paths.prepared(spec["pretrained"])} if spec.get("pretrained") else {}
+    return {**weights, "data": paths.prepared(spec["dataset"])}
+
+
+# Figs 5.3, C.7, C.8: spurious correlations; one job per family and seed trains every α, each run
+# keeping its state in the job's state folder.
+RUN_SPURIOUS = RunFamily(
+    DOCUMENT, "ch5", "spurious", spurious_grid,
+    "{family}/seed{seed}", {"rows": "/alpha{alpha}.csv", "summaries": "/alpha{alpha}.json"},
+    expands=lambda group_config: {"alpha": [alpha_name(alpha) for alpha in sorted(group_config["alphas"], key=float)]},
+    inputs=spurious_weights, reads_photos=True,
+    params=lambda group_config, spec: {"run": spec, "alphas": [float(a) for a in sorted(group_config["alphas"], key=float)]},
+    device=True, budget="long_training", resumable=True, state_folder="spurious/{family}/seed{seed}",
+    job_name="spurious/{family}/seed{seed}", records_script=False)
+
+
+def spurious_file(name: str, run: dict) -> str:
+    """The file ``name`` (rows, summaries) of one α of a spurious job: ``run`` is {family, seed, alpha}."""
+    return RUN_SPURIOUS.output(name, RUN_SPURIOUS.id_of(run)).replace("{alpha}", run["alpha"])
 
 
 # --- Chapter 6 ----------------------------------------------------------------------------------
@@ -142,5 +249,6 @@ RUN_COMPLEXITY = RunFamily(
     "{run}/seed{seed}", {"records": ".csv", "measures": ".json"}, inputs=spec_data, device=True,
     budget="long_training", resumable=True)
 
-FAMILIES = [TRAIN_SHOWCASE, FISHER_QUALITY, NTK_PAIR, RUN_ALIGNMENT, SUMMARISE_ALIGNMENT, RUN_EASY_DIFFICULT, RUN_DISK, RUN_SPECTRAL_BIAS, RUN_SUPERNAT,
+FAMILIES = [TRAIN_SHOWCASE, FISHER_QUALITY, NTK_PAIR, RUN_TOY, RUN_ANALYTIC, RUN_TWOLAYER, BIN_CSCORES,
+            RUN_DIFFICULTY, RUN_SPURIOUS, RUN_ALIGNMENT, SUMMARISE_ALIGNMENT, RUN_EASY_DIFFICULT, RUN_DISK, RUN_SPECTRAL_BIAS, RUN_SUPERNAT,
             RUN_RBF_CAPACITY, RUN_PERTURBATION, RUN_COMPLEXITY]

@@ -22,7 +22,6 @@ from ...data.synthetic import (
 
 # --- Fig 5.1: the yin-yang toy, α = 1 vs α = 100, Δloss maps at loss thresholds ---
 
-TOY_RUNS = "results/george_thesis/runs/ch5/toy"
 # Arrays with one row per run (seed, α); the rest are shared by a job's runs or are per seed.
 TOY_MEMBER_ARRAYS = ("seed", "alpha", "crossing_iteration", "grid_losses", "train_loss", "stop_iteration",
                      "final_loss")
@@ -45,10 +44,6 @@ def toy_shard_seeds(spec: dict, shard: int) -> list[int]:
 
 def toy_run_spec(spec: dict) -> dict:
     return {key: value for key, value in spec.items() if key not in TOY_FIGURE_KEYS}
-
-
-def toy_run_paths(spec: dict) -> list[str]:
-    return [f"{TOY_RUNS}/shard{shard}.npz" for shard in range(spec["shards"])]
 
 
 def read_toy_runs(paths: list[str]) -> dict[str, np.ndarray]:
@@ -127,21 +122,7 @@ def crossing_summary(runs: dict[str, np.ndarray]) -> pd.DataFrame:
 
 ANALYTIC_EXAMPLES = ("example_1", "example_2", "example_3")
 ANALYTIC_REGIMES = ("linear", "nonlinear")
-ANALYTIC_RUNS = "results/george_thesis/runs/ch5/analytic"
 FIGURE_WINDOWS = ("t_linear", "t_nonlinear")  # display only: the simulation does not depend on them
-
-
-def closed_forms_path() -> str:
-    return f"{ANALYTIC_RUNS}/closed_forms.npz"
-
-
-def twolayer_path(example: str) -> str:
-    return f"{ANALYTIC_RUNS}/twolayer/{example}.npz"
-
-
-def twolayer_paths(spec: dict) -> list[str]:
-    """Fig C.9's runs, one per example, in the thesis's order."""
-    return [twolayer_path(example) for example in ANALYTIC_EXAMPLES if example in spec["examples"]]
 
 
 def closed_form_spec(spec: dict) -> dict:
@@ -219,7 +200,6 @@ def twolayer_time(errors: np.ndarray) -> np.ndarray:
 # and seed), capped at the iterations of that seed's largest-α run (its small learning rates never reach the
 # other runs' loss range in a finite budget).
 
-DIFFICULTY_RUNS = "results/george_thesis/runs/ch5/difficulty"
 EXPERIMENTS = ("cscore", "noisy")
 SWEEP_ALPHA = 1.0
 LINEARITY_METRICS = ("sign_similarity", "ntk_alignment", "representation_alignment")
@@ -284,26 +264,6 @@ def _has_regime(spec: dict, alpha: float) -> bool:
 
 def run_key(run: dict) -> tuple[str, str, str, int]:
     return run["experiment"], run["architecture"], run["setting"], run["seed"]
-
-
-def runs_by_key(spec: dict) -> dict[tuple[str, str, str, int], dict]:
-    return {run_key(run): run for run in difficulty_runs(spec)}
-
-
-def run_path(run: dict, suffix: str = ".csv") -> str:
-    """A run's log (``.csv``, one row per log point) or its summary (``.json``)."""
-    return f"{DIFFICULTY_RUNS}/{run['experiment']}/{run['architecture']}/{run['setting']}/seed{run['seed']}{suffix}"
-
-
-def init_path(architecture: str, seed: int) -> str:
-    """θ₀ of an architecture and seed: every α of that seed starts from it."""
-    return f"{DIFFICULTY_RUNS}/init/{architecture}_seed{seed}.pt"
-
-
-def cscores_path(suffix: str = ".npz") -> str:
-    """The C-scores of the dataset's train and test examples and their decile groups (``.npz``),
-    and one row per decile (``.csv``)."""
-    return f"{DIFFICULTY_RUNS}/cscores{suffix}"
 
 
 def cap_run(spec: dict, run: dict) -> dict | None:
@@ -384,27 +344,12 @@ def difficulty_figure_runs(spec: dict, figure: str) -> list[dict]:
     return FIGURE_RUNS[figure](spec)
 
 
-def difficulty_inputs(spec: dict, runs: list[dict]) -> dict[str, list[str]]:
-    """The files a figure or the claims read: each run's log and summary, the C-score deciles and the
-    dataset's provenance (which names the data on the figure)."""
-    return {"runs": [run_path(run) for run in runs], "summaries": [run_path(run, ".json") for run in runs],
-            "cscores": [cscores_path(".csv")], "provenance": [f"results/data/{spec['dataset']}.json"]}
-
-
-def difficulty_figure_inputs(spec: dict, figure: str) -> dict[str, list[str]]:
-    return difficulty_inputs(spec, difficulty_figure_runs(spec, figure))
-
-
 def difficulty_claim_runs(spec: dict) -> list[dict]:
     """Every run the claims read: Fig 5.2's, the sweep, the other seeds and the other architecture."""
     runs = []
     for figure in ("fig_5_2", "fig_C_1", "fig_C_2", "fig_C_3", "fig_C_4"):
         runs += [run for run in difficulty_figure_runs(spec, figure) if run not in runs]
     return runs
-
-
-def difficulty_claim_inputs(spec: dict) -> dict[str, list[str]]:
-    return difficulty_inputs(spec, difficulty_claim_runs(spec))
 
 
 def cscore_label(spec: dict) -> str:
@@ -630,7 +575,6 @@ def crossing_ratio(times: np.ndarray, curves: np.ndarray, fraction: float, easy:
 def order_text(finish: np.ndarray) -> str:
     order = learning_order(finish)
     return "undefined (a curve never gets there, or a tie)" if order is None else "-".join(map(str, order))
-SPURIOUS_RUNS = "results/george_thesis/runs/ch5/spurious"
 # The figure's rows, top to bottom; Fig C.7 repeats the first with other seeds, Fig C.8 the second.
 SPURIOUS_FAMILIES = ("celeba", "waterbirds")
 SPURIOUS_APPENDIX = {"fig_C_7": "celeba", "fig_C_8": "waterbirds"}
@@ -672,10 +616,6 @@ def spurious_runs(spec: dict, families=SPURIOUS_FAMILIES, seeds=None) -> list[di
             for alpha in sorted(spec["alphas"], key=float) for seed in sorted(chosen)]
 
 
-def spurious_run_path(run: dict, suffix: str = ".csv") -> str:
-    return f"{SPURIOUS_RUNS}/{run['family']}/seed{run['seed']}/alpha{run['alpha']}{suffix}"
-
-
 def figure_runs(spec: dict, figure: str) -> list[dict]:
     """Fig 5.3: both families at the figure's seed; Figs C.7, C.8: one family at the other seeds."""
     if figure == "fig_5_3":
@@ -689,21 +629,14 @@ def spurious_configured(spec: dict | None, figure: str) -> bool:
     return spec is not None and (figure == "claims" or bool(figure_runs(spec, figure)))
 
 
-def spurious_inputs(spec: dict, figure: str) -> dict[str, list[str]]:
-    """A figure's (or the claims') files: every run's log and summary, and its datasets' provenance."""
-    runs = figure_runs(spec, figure) if figure != "claims" else spurious_runs(spec)
-    datasets = sorted({spec["families"][run["family"]]["dataset"] for run in runs})
-    inputs = {"runs": [spurious_run_path(run) for run in runs],
-              "summaries": [spurious_run_path(run, ".json") for run in runs],
-              "provenance": [f"results/data/{dataset}.json" for dataset in datasets]}
-    if figure == "claims":  # the datasets' group counts (H14), one per provenance
-        inputs["data"] = [f"results/data/{dataset}.npz" for dataset in datasets]
-    return inputs
+def spurious_runs_read(spec: dict, figure: str) -> list[dict]:
+    """The runs a figure reads; every run for ``figure`` "claims"."""
+    return figure_runs(spec, figure) if figure != "claims" else spurious_runs(spec)
 
 
 def spurious_params(spec: dict, figure: str) -> dict:
     """A figure's params: its runs (matching its input files one to one) and the families' names."""
-    runs = figure_runs(spec, figure) if figure != "claims" else spurious_runs(spec)
+    runs = spurious_runs_read(spec, figure)
     return {"runs": runs, "figure_seed": spec["figure_seed"],
             "families": {family: {"label": spec["families"][family]["label"],
                                   "with_spurious": spec["families"][family]["with_spurious"],
