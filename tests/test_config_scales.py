@@ -169,7 +169,7 @@ def test_an_order_places_the_defaults_among_an_entrys_own_keys(tmp_path):
     assert list(compose("quick", [{"runs": {"b": {ORDER: REMOVE}}}], tmp_path)["runs"]["b"]) == ["dataset", "seeds", "steps"]
 
 
-def test_an_order_in_the_defaults_orders_every_entry_and_in_a_scale_replaces_a_replacement(tmp_path):
+def test_an_order_in_the_defaults_orders_every_entry_and_a_scale_reorders_without_restating(tmp_path):
     base = {"runs": {DEFAULTS: {ORDER: ["name", "lr"], "lr": 0.1}, "a": {"name": "a"}, "b": {"name": "b", "lr": 0.2}},
             "model": {"name": "mlp", "width": 8}}
     write_scales(tmp_path, base, quick={"model": {"activation": "tanh", ORDER: ["activation", "name", "width"]}})
