@@ -8,6 +8,7 @@ import yaml
 from linearlens.config import (
     CONFIG_DIR,
     DEFAULTS,
+    ORDER,
     REMOVE,
     REPLACE,
     ConfigError,
@@ -153,3 +154,36 @@ def test_a_yaml_merge_shares_no_object_with_its_anchor(tmp_path):
     layer["b"]["model"]["width"] = 2
     layer["b"]["sizes"].append(2)
     assert layer["a"] == {"model": {"width": 1}, "sizes": [1]}
+
+
+def test_an_order_places_the_defaults_among_an_entrys_own_keys(tmp_path):
+    base = {"runs": {DEFAULTS: {"dataset": "x", "lr": 0.1, "seeds": [0]},
+                     "a": {ORDER: ["size", "dataset", "steps", "lr", "seeds"], "size": 5, "steps": 3},
+                     "b": {"steps": 4}}}
+    write_scales(tmp_path, base, quick={"runs": {DEFAULTS: {"lr": REMOVE}, "b": {ORDER: ["steps", "seeds", "dataset"]}}})
+    runs = compose("quick", config_dir=tmp_path)["runs"]
+    # a named setting the quick scale removed (lr) is skipped; without an order the defaults come first
+    assert list(runs["a"]) == ["size", "dataset", "steps", "seeds"]
+    assert list(runs["b"]) == ["steps", "seeds", "dataset"]
+    assert runs["a"] == {"size": 5, "dataset": "x", "steps": 3, "seeds": [0]}
+    assert list(compose("quick", [{"runs": {"b": {ORDER: REMOVE}}}], tmp_path)["runs"]["b"]) == ["dataset", "seeds", "steps"]
+
+
+def test_an_order_in_the_defaults_orders_every_entry_and_a_scale_reorders_without_restating(tmp_path):
+    base = {"runs": {DEFAULTS: {ORDER: ["name", "lr"], "lr": 0.1}, "a": {"name": "a"}, "b": {"name": "b", "lr": 0.2}},
+            "model": {"name": "mlp", "width": 8}}
+    write_scales(tmp_path, base, quick={"model": {"activation": "tanh", ORDER: ["activation", "name", "width"]}})
+    config = compose("quick", config_dir=tmp_path)
+    assert [list(entry) for entry in config["runs"].values()] == [["name", "lr"], ["name", "lr"]]
+    assert list(config["model"]) == ["activation", "name", "width"]
+
+
+@pytest.mark.parametrize("order, message", [
+    (["name"], r"config key 'model': __order__ leaves out \['width'\]"),
+    (["name", "width", "name"], "must be a list of distinct keys"),
+    ("name, width", "must be a list of distinct keys"),
+])
+def test_an_order_that_misplaces_a_key_is_an_error(tmp_path, order, message):
+    write_scales(tmp_path, {"model": {ORDER: order, "name": "mlp", "width": 8}}, quick={})
+    with pytest.raises(ConfigError, match=message):
+        compose("quick", config_dir=tmp_path)

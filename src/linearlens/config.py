@@ -92,20 +92,25 @@ def validate_config(config: dict, schema_path: str | Path, source: str = "config
 # A configuration is composed from layers, each a YAML mapping merged over the ones before it:
 #   config/base.yaml <- the scale's overlays <- the user's own --configfile files <- --config values.
 # Merging is Snakemake's: mappings merge key by key, recursively; anything else (a list, a number,
-# null) replaces what was there. Four additions:
+# null) replaces what was there. Five additions:
 #   - a key set to REMOVE is deleted (null cannot say so: it is a value several settings use);
 #     removing a key that is not there is an error, not a silent no-op;
 #   - a mapping holding `REPLACE: true` replaces the mapping below instead of merging into it. Key
 #     order reaches results (a figure draws its settings in config order, records store their
 #     settings as written), and merging puts the keys a layer adds after the ones below it: a
-#     scale whose keys come in another order states that mapping whole;
+#     scale whose keys come in another order states that mapping whole (or gives its ORDER);
 #   - the datasets block of a scale's first overlay replaces the base's instead of merging into it,
 #     so a paper run never inherits a stand-in. A later layer (the rehearsal, a user's file)
 #     merges into the scale's datasets as into any block;
 #   - a group of sibling entries may hold a `DEFAULTS` mapping: once every layer is merged, each
 #     entry of the group is that mapping with the entry merged over it (the entry's values win).
 #     The defaults' keys come first, in their order, then the entry's own: a layer changes a
-#     default for every entry (or removes it), or sets a value in one entry alone.
+#     default for every entry (or removes it), or sets a value in one entry alone;
+#   - a mapping holding `ORDER: [key, ...]` has its keys in that order once every layer is merged
+#     and the defaults applied (a setting the list names but a layer removed is skipped; a key it
+#     leaves out is an error). An entry whose keys interleave its group's defaults, or a scale that
+#     orders a mapping differently, says so in one line instead of restating the mapping whole. In
+#     a group's defaults it orders every entry (an entry's own list replaces it, as lists do).
 # The scale is the last `scale:` the user's files or --config name; without one it is quick, so a
 # user's own --configfile overlays the default configuration instead of replacing it.
 
@@ -121,6 +126,7 @@ SCALE_OVERLAYS = {
 REMOVE = "__remove__"
 REPLACE = "__replace__"
 DEFAULTS = "__defaults__"
+ORDER = "__order__"
 REPLACED_PER_SCALE = ("datasets",)
 
 
@@ -184,8 +190,9 @@ def compose(scale: str, user_layers=(), config_dir: str | Path = CONFIG_DIR) -> 
     return with_defaults_applied(config)
 
 
-def with_defaults_applied(config: dict) -> dict:
-    """``config`` with each group's ``DEFAULTS`` merged under every entry of the group, and gone."""
+def with_defaults_applied(config: dict, path: tuple = ()) -> dict:
+    """``config`` with each group's ``DEFAULTS`` merged under every entry of the group, and gone, and
+    each mapping's keys in its ``ORDER``."""
     defaults = config.get(DEFAULTS)
     expanded = {}
     for key, value in config.items():
@@ -193,8 +200,21 @@ def with_defaults_applied(config: dict) -> dict:
             continue
         if defaults is not None and isinstance(value, dict):
             value = overlay(defaults, value)
-        expanded[key] = with_defaults_applied(value) if isinstance(value, dict) else value
-    return expanded
+        expanded[key] = with_defaults_applied(value, (*path, key)) if isinstance(value, dict) else value
+    return _in_stated_order(expanded, path)
+
+
+def _in_stated_order(mapping: dict, path: tuple) -> dict:
+    if ORDER not in mapping:
+        return mapping
+    order = mapping.pop(ORDER)
+    where = f"config key {'.'.join(map(str, path)) or '<top level>'!r}: {ORDER}"
+    if not isinstance(order, list) or len(set(map(str, order))) != len(order):
+        raise ConfigError(f"{where} must be a list of distinct keys, got {order!r}")
+    unplaced = [key for key in mapping if key not in order]
+    if unplaced:
+        raise ConfigError(f"{where} leaves out {unplaced}: it lists every key of the mapping")
+    return {key: mapping[key] for key in order if key in mapping}
 
 
 def load_scale(scale: str, config_dir: str | Path = CONFIG_DIR) -> dict:
