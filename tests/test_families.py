@@ -155,6 +155,15 @@ def test_george_ch3_grids_hold_the_runs_the_figures_read(scale):
                                     "results/george_thesis/runs/ch3/")
 
 
+# Chapter 4's rules and files as they were written by hand, before the families generated them.
+GEORGE_CH4 = {
+    "george_thesis_ch4_run_mlp_classifier": ["mlp_classifier/errors.csv", "mlp_classifier/correlations.npz"],
+    "george_thesis_ch4_run_search": ["{group}/search/{job}.csv"],
+    "george_thesis_ch4_run_frequency": ["{group}/frequency/{optimiser}_f{freq}.csv"],
+    "george_thesis_ch4_run_spectrum": ["{group}/spectrum.csv"],
+}
+
+
 # Chapter 5's rules and files as they were written by hand, before the families generated them.
 GEORGE_CH5 = {
     "george_thesis_ch5_run_toy": ["toy/shard{shard}.npz"],
@@ -166,6 +175,24 @@ GEORGE_CH5 = {
     "george_thesis_ch5_run_spurious": ["spurious/{family}/seed{seed}/alpha{alpha}.csv",
                                        "spurious/{family}/seed{seed}/alpha{alpha}.json"],
 }
+
+
+@pytest.mark.parametrize("scale", ["smoke", "quick", "paper", "rehearsal"])
+def test_george_ch4_grids_hold_the_runs_the_figures_read(scale):
+    assert_grids_hold_the_runs_read(scale, "george_thesis", george_families("ch4"), "results/george_thesis/runs/ch4/")
+
+
+def test_george_ch4_retrained_runs_read_every_search_job_of_their_optimiser():
+    chapter = load_scale("quick")["george_thesis"]["ch4"]
+    searches = george.RUN_SEARCH.grid(chapter)
+    assert all(run["optimiser"] == job["optimiser"] for job in searches.values() for run in job["runs"])
+    optimiser_of = {george.RUN_SEARCH.output("runs", run_id): job["optimiser"] for run_id, job in searches.items()}
+    for family in (george.RUN_FREQUENCY, george.RUN_SPECTRUM):
+        for run_id, spec in family.grid(chapter).items():
+            wildcards = family.wildcards_of(run_id)
+            read = family.inputs(chapter, wildcards, spec)["search"]
+            assert read and read == [path for path, optimiser in optimiser_of.items()
+                                     if f"/ch4/{wildcards['group']}/" in path and optimiser == spec["optimiser"]]
 
 
 @pytest.mark.parametrize("scale", ["smoke", "quick", "paper", "rehearsal"])
@@ -359,6 +386,7 @@ KEPT = [
     pytest.param(george_families("ch3"), GEORGE_CH3, "results/george_thesis/runs/ch3/",
                  {"george_thesis_ch3_train": ("showcase", "results/george_thesis/state/ch3/showcase.pt")},
                  id="george_ch3"),
+    pytest.param(george_families("ch4"), GEORGE_CH4, "results/george_thesis/runs/ch4/", {}, id="george_ch4"),
     pytest.param(george_families("ch5"), GEORGE_CH5, "results/george_thesis/runs/ch5/",
                  {"george_thesis_ch5_run_difficulty": ("noisy/resnet18/alpha1_lr0.1/seed0", "results/george_thesis/"
                                                        "state/ch5/difficulty/noisy/resnet18/alpha1_lr0.1/seed0.pt")},

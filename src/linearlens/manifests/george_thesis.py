@@ -9,7 +9,6 @@ chapter 6, C with chapter 5.
 import re
 
 from .. import paths
-from ..analysis.george_thesis.ch4 import frequency_paths, mlp_classifier_paths, search_paths, spectrum_path
 from ..analysis.george_thesis.ch5 import (
     ANALYTIC_EXAMPLES,
     difficulty_claim_runs,
@@ -32,14 +31,19 @@ from .george_thesis_runs import (
     RUN_DIFFICULTY,
     RUN_DISK,
     RUN_EASY_DIFFICULT,
+    RUN_FREQUENCY,
+    RUN_MLP_CLASSIFIER,
     RUN_PERTURBATION,
     RUN_RBF_CAPACITY,
+    RUN_SEARCH,
     RUN_SPECTRAL_BIAS,
+    RUN_SPECTRUM,
     RUN_SUPERNAT,
     RUN_TOY,
     RUN_TWOLAYER,
     SUMMARISE_ALIGNMENT,
     family_seeds,
+    group_files,
     kernel_runs,
     spurious_file,
 )
@@ -128,7 +132,7 @@ def showcase_pairs(spec: dict) -> dict[str, list[str]]:
 # --- Chapter 4: the run of Fig 4.2 --------------------------------------------------------------
 
 def mlp_classifier_runs(spec: dict) -> dict[str, list[str]]:
-    return {name: [path] for name, path in mlp_classifier_paths().items()}
+    return {name: [path] for name, path in RUN_MLP_CLASSIFIER.output_patterns(spec).items()}
 
 
 def mlp_classifier_inputs(spec: dict) -> dict[str, list[str]]:
@@ -138,8 +142,9 @@ def mlp_classifier_inputs(spec: dict) -> dict[str, list[str]]:
 # --- Chapter 4: the training groups (Figs 4.3-4.6, A.1-A.5) --------------------------------------
 
 def autoencoder_runs(spec: dict) -> dict[str, list[str]]:
-    return {"runs": search_paths(spec, "autoencoder"), "frequency": frequency_paths(spec, "autoencoder"),
-            "spectrum": [spectrum_path("autoencoder")] if spec.get("spectrum") else []}
+    return {"runs": group_files(RUN_SEARCH, "autoencoder", spec),
+            "frequency": group_files(RUN_FREQUENCY, "autoencoder", spec),
+            "spectrum": group_files(RUN_SPECTRUM, "autoencoder", spec)}
 
 
 def autoencoder_inputs(spec: dict) -> dict[str, list[str]]:
@@ -147,11 +152,11 @@ def autoencoder_inputs(spec: dict) -> dict[str, list[str]]:
 
 
 def cifar_runs(group: str):
-    return lambda spec: {"runs": search_paths(spec, group)}
+    return lambda spec: {"runs": group_files(RUN_SEARCH, group, spec)}
 
 
 def cifar_inputs(group: str):
-    return lambda spec: {"runs": search_paths(spec, group), "provenance": [paths.provenance(spec["dataset"])]}
+    return lambda spec: {"runs": group_files(RUN_SEARCH, group, spec), "provenance": [paths.provenance(spec["dataset"])]}
 
 
 def cifar_figure(figure_id: str, title: str, section: str, group: str, caption: str) -> Entry:

@@ -3,6 +3,7 @@ generates their rules; the manifest (``george_thesis``) asks them for the files 
 
 from .. import paths
 from ..analysis.george_thesis.ch3 import fisher_quality_spec, ntk_pair_spec, training_spec
+from ..analysis.george_thesis.ch4 import frequency_runs, search_job_settings, search_jobs, selected_run_settings
 from ..analysis.george_thesis.ch5 import (
     alpha_name,
     cap_run,
@@ -16,7 +17,7 @@ from ..analysis.george_thesis.ch5 import (
 )
 from ..analysis.george_thesis.ch6 import complexity_run_specs
 from ..experiments.settings import family_runs
-from ..families import RunFamily, one_run, per_seed, spec_data
+from ..families import CHAPTER, RunFamily, one_run, per_seed, spec_data
 
 DOCUMENT = "george_thesis"
 
@@ -57,6 +58,85 @@ NTK_PAIR = RunFamily(
     "ntk_pair/epoch{epoch}", {"pair": ".npz"}, group="showcase", folder="showcase",
     rule_name="george_thesis_ch3_ntk_pair", inputs=checkpoint_and_data,
     params=lambda group_config, spec: {"spec": ntk_pair_spec(spec)}, device=True, budget="long_training")
+
+
+# --- Chapter 4 ----------------------------------------------------------------------------------
+
+# Fig 4.2: the MLP classifier, KFAC's and EKFAC's errors against the exact empirical Fisher
+# tracked along its SGD trajectory.
+RUN_MLP_CLASSIFIER = RunFamily(
+    DOCUMENT, "ch4", "mlp_classifier", one_run("mlp_classifier"),
+    "mlp_classifier", {"errors": "/errors.csv", "correlations": "/correlations.npz"}, own_folder=False,
+    inputs=spec_data, device=True, budget="training", records_script=False, builds_models=False,
+    job_name="mlp_classifier/run")
+
+# Figs 4.3-4.6, A.1-A.5: the groups trained with KFAC, EKFAC, EKFAC-ra and first-order baselines,
+# each in its own folder of the chapter's runs. A run's spec names the optimiser whose search its
+# job reads or makes; its other keys are the job's params.
+TRAINING_GROUPS = ("autoencoder", "vgg", "resnet")
+
+
+def training_groups(chapter_config: dict) -> dict[str, dict]:
+    """The chapter's training groups this configuration runs, by name."""
+    return {group: chapter_config[group] for group in TRAINING_GROUPS if group in chapter_config}
+
+
+def search_grid(chapter_config: dict) -> dict[str, dict]:
+    """Each group's search jobs (the analysis lays them out): the runs of one optimiser each."""
+    return {f"{group}/search/{job}": {"optimiser": runs[0]["optimiser"], **search_job_settings(spec, runs)}
+            for group, spec in training_groups(chapter_config).items() for job, runs in search_jobs(spec).items()}
+
+
+def frequency_grid(chapter_config: dict) -> dict[str, dict]:
+    """Fig 4.4a-b: an optimiser at another recompute frequency, at the (η, ε) its search selected."""
+    return {f"{group}/frequency/{optimiser}_f{freq}": {"optimiser": optimiser,
+                                                       "settings": selected_run_settings(spec, optimiser)}
+            for group, spec in training_groups(chapter_config).items() for optimiser, freq in frequency_runs(spec)}
+
+
+def spectrum_grid(chapter_config: dict) -> dict[str, dict]:
+    """Fig 4.4c: one layer's empirical-Fisher spectrum against KFAC's and EKFAC's along the selected
+    run of the tracked optimiser, the KFE fixed at the start."""
+    return {f"{group}/spectrum": {"optimiser": spec["spectrum"]["optimiser"],
+                                  "settings": selected_run_settings(spec, spec["spectrum"]["optimiser"], tracked=True)}
+            for group, spec in training_groups(chapter_config).items() if spec.get("spectrum")}
+
+
+def group_files(family: RunFamily, group: str, spec: dict, optimiser: str | None = None) -> list[str]:
+    """The family's files of one training group (of ``optimiser``'s runs, if named), in grid order."""
+    return family.outputs_of("runs", [run_id for run_id, run in family.grid({group: spec}).items()
+                                      if optimiser is None or run["optimiser"] == optimiser])
+
+
+def training_params(chapter_config: dict, spec: dict) -> dict:
+    """A job's params: its spec but the optimiser it names (which picks the search files it reads)."""
+    return {key: value for key, value in spec.items() if key != "optimiser"}
+
+
+def training_data(chapter_config: dict, wildcards: dict, spec: dict) -> dict[str, str]:
+    return {"data": paths.prepared(chapter_config[wildcards["group"]]["dataset"])}
+
+
+def selected_run_inputs(chapter_config: dict, wildcards: dict, spec: dict) -> dict[str, str | list[str]]:
+    """The group's dataset, and its search's files of the optimiser whose selected run the job retrains."""
+    group = wildcards["group"]
+    return {**training_data(chapter_config, wildcards, spec),
+            "search": group_files(RUN_SEARCH, group, chapter_config[group], spec["optimiser"])}
+
+
+def training_family(name: str, grid, run_id: str, inputs=training_data) -> RunFamily:
+    """A family of the training groups' runs, one CSV of per-epoch rows a job, run on the device;
+    its rule keeps the params it was written with by hand (no recorded script)."""
+    return RunFamily(
+        DOCUMENT, "ch4", name, grid, run_id, {"runs": ".csv"}, group=CHAPTER, own_folder=False,
+        configured=lambda chapter_config: bool(grid(chapter_config)),
+        inputs=inputs, params=training_params, device=True, budget="training", records_script=False)
+
+
+RUN_SEARCH = training_family("search", search_grid, "{group}/search/{job}")
+RUN_FREQUENCY = training_family("frequency", frequency_grid, "{group}/frequency/{optimiser}_f{freq}",
+                                selected_run_inputs)
+RUN_SPECTRUM = training_family("spectrum", spectrum_grid, "{group}/spectrum", selected_run_inputs)
 
 
 # --- Chapter 5 and appendix C ------------------------------------------------------------------
@@ -249,6 +329,7 @@ RUN_COMPLEXITY = RunFamily(
     "{run}/seed{seed}", {"records": ".csv", "measures": ".json"}, inputs=spec_data, device=True,
     budget="long_training", resumable=True)
 
-FAMILIES = [TRAIN_SHOWCASE, FISHER_QUALITY, NTK_PAIR, RUN_TOY, RUN_ANALYTIC, RUN_TWOLAYER, BIN_CSCORES,
-            RUN_DIFFICULTY, RUN_SPURIOUS, RUN_ALIGNMENT, SUMMARISE_ALIGNMENT, RUN_EASY_DIFFICULT, RUN_DISK, RUN_SPECTRAL_BIAS, RUN_SUPERNAT,
+FAMILIES = [TRAIN_SHOWCASE, FISHER_QUALITY, NTK_PAIR, RUN_MLP_CLASSIFIER, RUN_SEARCH, RUN_FREQUENCY, RUN_SPECTRUM,
+            RUN_TOY, RUN_ANALYTIC, RUN_TWOLAYER, BIN_CSCORES, RUN_DIFFICULTY, RUN_SPURIOUS,
+            RUN_ALIGNMENT, SUMMARISE_ALIGNMENT, RUN_EASY_DIFFICULT, RUN_DISK, RUN_SPECTRAL_BIAS, RUN_SUPERNAT,
             RUN_RBF_CAPACITY, RUN_PERTURBATION, RUN_COMPLEXITY]

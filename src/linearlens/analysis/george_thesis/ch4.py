@@ -13,13 +13,8 @@ import pandas as pd
 
 # --- Fig 4.2: KFAC and EKFAC against the exact empirical Fisher along an SGD trajectory ---
 
-CLASSIFIER_RUNS = "results/george_thesis/runs/ch4/mlp_classifier"
 METHOD_LABELS = {"kfac": "KFAC (amortised)", "ekfac": "EKFAC (s* on the current minibatch)",
                  "ekfac_probe": "EKFAC, s* on F's probe (Thm A.2.1's optimum)"}
-
-
-def mlp_classifier_paths() -> dict[str, str]:
-    return {"errors": f"{CLASSIFIER_RUNS}/errors.csv", "correlations": f"{CLASSIFIER_RUNS}/correlations.npz"}
 
 
 def read_errors(path: str) -> pd.DataFrame:
@@ -84,7 +79,6 @@ def error_summary(frame: pd.DataFrame) -> pd.DataFrame:
 # per-epoch rows, never in training (the thesis's curves are per-epoch envelopes over the searched
 # hyper-parameters, not single runs).
 
-TRAINING_RUNS = "results/george_thesis/runs/ch4"
 CURVATURE_METHODS = ("kfac", "ekfac", "ekfac_ra")
 OPTIMISER_LABELS = {"ekfac": "EKFAC", "ekfac_ra": "EKFAC-ra", "kfac": "KFAC", "sgd": "SGD", "sgd_bn": "SGD + BN",
                     "adam_bn": "Adam + BN", "adam": "Adam"}
@@ -163,16 +157,6 @@ def search_jobs(spec: dict) -> dict[str, list[dict]]:
     return jobs_of(search_runs(spec), spec["one_job_per"])
 
 
-def search_path(group: str, job: str) -> str:
-    return f"{TRAINING_RUNS}/{group}/search/{job}.csv"
-
-
-def search_paths(spec: dict, group: str, optimiser: str | None = None) -> list[str]:
-    """The search's job files (those holding ``optimiser``'s runs, if named)."""
-    return [search_path(group, job) for job, runs in search_jobs(spec).items()
-            if optimiser is None or runs[0]["optimiser"] == optimiser]
-
-
 RUN_KEYS = ("dataset", "task", "model", "epochs", "seed", "conv_factors")
 
 
@@ -182,9 +166,8 @@ def training_group_settings(spec: dict, optimisers) -> dict:
             "optimisers": {name: spec["optimisers"][name] for name in optimisers}}
 
 
-def search_job_settings(spec: dict, job: str) -> dict:
+def search_job_settings(spec: dict, runs: list[dict]) -> dict:
     """A search job's params: its runs, and the group's settings they depend on."""
-    runs = search_jobs(spec)[job]
     return {"settings": training_group_settings(spec, {run["optimiser"] for run in runs}), "runs": runs}
 
 
@@ -203,18 +186,6 @@ def selection_batch_size(spec: dict) -> int:
 def frequency_runs(spec: dict) -> list[tuple[str, int]]:
     """Fig 4.4's (optimiser, freq) runs beyond the search's own frequency (those are read from the search)."""
     return [(optimiser, freq) for optimiser, freqs in spec.get("frequencies", {}).items() for freq in freqs]
-
-
-def frequency_path(group: str, optimiser: str, freq: int) -> str:
-    return f"{TRAINING_RUNS}/{group}/frequency/{optimiser}_f{freq}.csv"
-
-
-def frequency_paths(spec: dict, group: str) -> list[str]:
-    return [frequency_path(group, optimiser, freq) for optimiser, freq in frequency_runs(spec)]
-
-
-def spectrum_path(group: str) -> str:
-    return f"{TRAINING_RUNS}/{group}/spectrum.csv"
 
 
 def selected_run(search: pd.DataFrame, spec: dict, optimiser: str, freq: int | None = None) -> dict:
