@@ -187,3 +187,16 @@ def test_an_order_that_misplaces_a_key_is_an_error(tmp_path, order, message):
     write_scales(tmp_path, {"model": {ORDER: order, "name": "mlp", "width": 8}}, quick={})
     with pytest.raises(ConfigError, match=message):
         compose("quick", config_dir=tmp_path)
+
+
+LINE_LENGTH = 120  # the code's (ruff line-length)
+
+
+def test_config_lines_fit_the_code_line_length():
+    long_lines = [
+        f"{path.name}:{number}: {len(line)}"
+        for path in sorted(CONFIG_DIR.glob("*.yaml"))
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if len(line) > LINE_LENGTH
+    ]
+    assert not long_lines, long_lines
