@@ -195,8 +195,10 @@ def test_c7_fails_when_k_infinity_is_not_below_k1():
 
 
 def test_c7_fails_when_k_infinity_scales_as_fast_as_k1():
-    # K = ∞'s test error 1.5 × K = 1's at every n: the same exponent, a gap that shrinks.
-    checks = c7(scaling_runs(kinf=(0.115, 0.265, 0.415, 0.565)))
+    # K = ∞'s test error 1.53 × K = 1's at the smallest n, 1.48 × at the largest: a slightly steeper
+    # exponent and a gap that shrinks. (Equal exponents sit on the check's boundary, where rounding
+    # decides the verdict.)
+    checks = c7(scaling_runs(kinf=(0.10, 0.26, 0.415, 0.57)))
     assert checks["K = ∞ gap grows"].passed is False
     assert checks["K = ∞ slope shallower"].passed is False
 
