@@ -178,12 +178,18 @@ def test_an_order_in_the_defaults_orders_every_entry_and_a_scale_reorders_withou
     assert list(config["model"]) == ["activation", "name", "width"]
 
 
+def test_keys_an_order_leaves_out_follow_it_so_a_users_layer_may_add_a_setting(tmp_path):
+    base = {"runs": {DEFAULTS: {ORDER: ["name", "lr"], "lr": 0.1}, "a": {"name": "a"}}}
+    write_scales(tmp_path, base, quick={})
+    added = compose("quick", [{"runs": {"a": {"state_every_s": 0.5, "name": "b"}}}], tmp_path)["runs"]["a"]
+    assert list(added.items()) == [("name", "b"), ("lr", 0.1), ("state_every_s", 0.5)]
+
+
 @pytest.mark.parametrize("order, message", [
-    (["name"], r"config key 'model': __order__ leaves out \['width'\]"),
     (["name", "width", "name"], "must be a list of distinct keys"),
     ("name, width", "must be a list of distinct keys"),
 ])
-def test_an_order_that_misplaces_a_key_is_an_error(tmp_path, order, message):
+def test_an_order_that_is_not_a_list_of_distinct_keys_is_an_error(tmp_path, order, message):
     write_scales(tmp_path, {"model": {ORDER: order, "name": "mlp", "width": 8}}, quick={})
     with pytest.raises(ConfigError, match=message):
         compose("quick", config_dir=tmp_path)

@@ -107,8 +107,8 @@ def validate_config(config: dict, schema_path: str | Path, source: str = "config
 #     The defaults' keys come first, in their order, then the entry's own: a layer changes a
 #     default for every entry (or removes it), or sets a value in one entry alone;
 #   - a mapping holding `ORDER: [key, ...]` has its keys in that order once every layer is merged
-#     and the defaults applied (a setting the list names but a layer removed is skipped; a key it
-#     leaves out is an error). An entry whose keys interleave its group's defaults, or a scale that
+#     and the defaults applied (a setting the list names but a layer removed is skipped; keys it
+#     leaves out follow, in their merged order, so a user's layer may add a setting). An entry whose keys interleave its group's defaults, or a scale that
 #     orders a mapping differently, says so in one line instead of restating the mapping whole. In
 #     a group's defaults it orders every entry (an entry's own list replaces it, as lists do).
 # The scale is the last `scale:` the user's files or --config name; without one it is quick, so a
@@ -211,10 +211,9 @@ def _in_stated_order(mapping: dict, path: tuple) -> dict:
     where = f"config key {'.'.join(map(str, path)) or '<top level>'!r}: {ORDER}"
     if not isinstance(order, list) or len(set(map(str, order))) != len(order):
         raise ConfigError(f"{where} must be a list of distinct keys, got {order!r}")
-    unplaced = [key for key in mapping if key not in order]
-    if unplaced:
-        raise ConfigError(f"{where} leaves out {unplaced}: it lists every key of the mapping")
-    return {key: mapping[key] for key in order if key in mapping}
+    # keys the list leaves out (a setting a user's layer adds) follow, as a merge places new keys
+    listed = {key: mapping[key] for key in order if key in mapping}
+    return {**listed, **{key: value for key, value in mapping.items() if key not in listed}}
 
 
 def load_scale(scale: str, config_dir: str | Path = CONFIG_DIR) -> dict:
