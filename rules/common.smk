@@ -218,3 +218,16 @@ from linearlens.manifests import generated
 def built_entries(document):
     """The entries of a document this configuration builds."""
     return generated.built_entries(MANIFESTS[document], config.get(document, {}))
+
+
+# George ch. 5's θ₀ preparation (rules/george_thesis/ch5.smk).
+def get_difficulty_architecture(wildcards):
+    return config["george_thesis"]["ch5"]["difficulty"]["architectures"][wildcards.architecture]
+
+
+def get_difficulty_init_code(wildcards):
+    return script_code("init_model.py", get_difficulty_architecture(wildcards))
+
+
+def get_difficulty_init_spec(wildcards):
+    return canonical({"model": get_difficulty_architecture(wildcards)["model"], "seed": int(wildcards.seed)})

@@ -11,15 +11,6 @@ GEORGE_CH5_DIFFICULTY = (config.get("george_thesis", {}).get("ch5") or {}).get("
 
 if GEORGE_CH5_DIFFICULTY:
 
-    def get_difficulty_architecture(wildcards):
-        return GEORGE_CH5_DIFFICULTY["architectures"][wildcards.architecture]
-
-    def get_difficulty_init_code(wildcards):
-        return script_code("init_model.py", get_difficulty_architecture(wildcards))
-
-    def get_difficulty_init_spec(wildcards):
-        return canonical({"model": get_difficulty_architecture(wildcards)["model"], "seed": int(wildcards.seed)})
-
     rule george_thesis_ch5_init_difficulty:
         # the generic init script
         input:
