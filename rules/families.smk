@@ -1,10 +1,10 @@
 # Run rules generated from the run families (linearlens.families; each document's beside its
 # manifest, in src/linearlens/manifests/<document>_runs.py): one rule per family this configuration
 # runs, one job per run of its grid. Its outputs lie in the document's runs (linearlens.paths), its
-# log and benchmark are named after its first output (or its job_name); it asks a cluster for its
+# log and benchmark are named after its first output (or its log_name); it asks a cluster for its
 # budget's time and memory (linearlens.cluster); a family that computes on the device gets the
-# configured device as a param (or inside one: device_in) and, under CUDA, a GPU; one that reads an
-# image-index dataset's photos (reads_photos) gets the archive they lie in as an input.
+# configured device as a param (or inside one: device_in) and, under CUDA, a GPU; a job that reads a
+# prepared image-index dataset gets the archive its photos lie in as an input.
 
 from linearlens.families import RunFamily
 
@@ -21,20 +21,25 @@ def run_spec(family: RunFamily, grid):
     return lambda wildcards: grid[family.id_of(dict(wildcards.items()))]
 
 
+# {prepared dataset: {"archive": its photos}}, for the image-index datasets (their prepared file
+# holds the index, not the photos)
+PHOTO_ARCHIVES = {paths.prepared(name): archive for name in DATASETS if (archive := photo_archive(name))}
+
+
 def family_inputs(family: RunFamily, group, grid):
-    """The job's named inputs: its dataset's photo archive if it reads one, then the family's own."""
+    """The job's named inputs: the photo archive of an image-index dataset it reads, then the family's own."""
     spec = run_spec(family, grid)
 
     def inputs(wildcards):
-        archive = photo_archive(spec(wildcards)["dataset"]) if family.reads_photos else {}
-        return {**archive, **family.inputs(group, dict(wildcards.items()), spec(wildcards))}
+        named = family.inputs(group, dict(wildcards.items()), spec(wildcards))
+        archive = next((PHOTO_ARCHIVES[path] for path in named.values()
+                        if isinstance(path, str) and path in PHOTO_ARCHIVES), {})
+        return {**archive, **named}
     return inputs
 
 
 def family_code(family: RunFamily, grid):
     """The job's code inputs: its script's closure, and the zoo models its spec names."""
-    if not family.builds_models:
-        return script_code(family.script_file)
     spec = run_spec(family, grid)
     return lambda wildcards: script_code(family.script_file, spec(wildcards))
 
@@ -43,7 +48,7 @@ def family_param(family: RunFamily, group, grid, name):
     spec = run_spec(family, grid)
 
     def param(wildcards):
-        value = family.job_params_of(group, dict(wildcards.items()), spec(wildcards))[name]
+        value = family.params(group, dict(wildcards.items()), spec(wildcards))[name]
         return {**value, "device": config["device"]} if family.device and name == family.device_in else value
     return lambda wildcards: canonical(param(wildcards))
 
@@ -60,7 +65,7 @@ def family_params(family: RunFamily, group, grid):
     """The family's params, each in canonical form; its script; the device and the training state's
     path for the families that use them."""
     first = next(iter(grid), None)
-    names = family.job_params_of(group, family.wildcards_of(first), grid[first]) if grid else {}
+    names = family.params(group, family.wildcards_of(first), grid[first]) if grid else {}
     params = {name: family_param(family, group, grid, name) for name in names}
     # the script's name: Snakemake reads the `script:` path when the job runs, after this loop has
     # moved on, so the path takes it from the job's params
@@ -69,7 +74,7 @@ def family_params(family: RunFamily, group, grid):
         params["device"] = config["device"]
     if family.resumable:
         # not an output: the state survives a killed job, and the next attempt resumes it
-        params["state"] = lambda wildcards: family.job_state(dict(wildcards.items()))
+        params["state"] = lambda wildcards: family.state_path(dict(wildcards.items()))
     return params
 
 

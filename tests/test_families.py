@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from linearlens.config import load_scale
-from linearlens.families import CHAPTER, RunFamily, declared_families
+from linearlens.families import CHAPTER, RUN, RUN_STATE, RunFamily, declared_families
 from linearlens.manifests import george_thesis as george_manifest
 from linearlens.manifests import george_thesis_runs as george
 from linearlens.manifests import iterative_linearisation_runs as il
@@ -24,35 +24,40 @@ def test_a_family_parses_its_run_ids_into_wildcards():
     with pytest.raises(ValueError, match="does not have the form"):
         family.wildcard_values(["mlp/seed0"])
     assert family.output("rows", "mlp/lr0.1/seed0") == "results/doc/runs/ch1/sweep/mlp/lr0.1/seed0.csv"
-    assert family.state_of("mlp/lr0.1/seed0") == "results/doc/state/ch1/sweep/mlp/lr0.1/seed0.pt"
+    assert not family.resumable
 
 
 def test_a_family_may_write_into_another_folder_and_read_its_whole_chapter():
-    family = RunFamily("doc", "ch1", "kept", lambda group: {}, "seed{seed}", {"rows": ".csv"}, verb="train",
-                       group=CHAPTER, folder="pairs", configured=lambda chapter: "pairs" in chapter)
-    assert family.rule == "doc_ch1_train_kept"
+    family = RunFamily("doc", "ch1", "kept", lambda group: {}, "seed{seed}", {"rows": ".csv"},
+                       rule_name="doc_ch1_train_kept", group=CHAPTER, folder="pairs",
+                       configured=lambda chapter: "pairs" in chapter, state=RUN_STATE)
+    assert family.rule == "doc_ch1_train_kept" and family.script_file == "doc_ch1_train_kept.py"
     assert family.output("rows", "seed0") == "results/doc/runs/ch1/pairs/seed0.csv"
-    assert family.state_of("seed0") == "results/doc/state/ch1/pairs/seed0.pt"
+    assert family.state_path({"seed": "0"}) == "results/doc/state/ch1/pairs/seed0.pt"
     assert family.config_group({"ch1": {"pairs": 1}}) == {"pairs": 1}
     assert family.config_group({"ch1": {"sweep": 1}}) is None and family.config_group({}) is None
+    in_the_chapter = RunFamily("doc", "ch1", "kept", lambda group: {}, "{set}/seed{seed}", {"rows": ".csv"},
+                               folder="", state=RUN_STATE)
+    assert in_the_chapter.output("rows", "a/seed0") == "results/doc/runs/ch1/a/seed0.csv"
+    assert in_the_chapter.state_path({"set": "a", "seed": "0"}) == "results/doc/state/ch1/a/seed0.pt"
 
 
 def test_a_job_is_given_its_run_state_file_or_the_folder_its_script_keeps_its_states_in():
-    per_run = RunFamily("doc", "ch1", "grow", lambda group: {}, "{setting}/seed{seed}", {"run": ".npz"},
-                        resumable=True)
-    assert per_run.job_state({"setting": "bert", "seed": "0"}) == "results/doc/state/ch1/grow/bert/seed0.pt"
-    folder = RunFamily("doc", "ch1", "grow", lambda group: {}, "{setting}/seed{seed}", {"run": ".npz"},
-                       resumable=True, state_folder="growth/{setting}")
-    assert folder.job_state({"setting": "bert", "seed": "0"}) == "results/doc/state/ch1/growth/bert"
-    chapter = RunFamily("doc", "ch1", "grow", lambda group: {}, "{setting}", {"run": ".npz"}, resumable=True,
-                        state_folder="")
-    assert chapter.job_state({"setting": "bert"}) == "results/doc/state/ch1"
+    def grow(state):
+        return RunFamily("doc", "ch1", "grow", lambda group: {}, "{setting}/seed{seed}", {"run": ".npz"}, state=state)
+    run = {"setting": "bert", "seed": "0"}
+    assert grow(RUN_STATE).state_path(run) == "results/doc/state/ch1/grow/bert/seed0.pt"
+    assert grow(RUN).state_path(run) == "results/doc/state/ch1/grow/bert/seed0"
+    assert grow("growth/{setting}").state_path(run) == "results/doc/state/ch1/growth/bert"
+    assert grow("").state_path(run) == "results/doc/state/ch1"
+    assert grow("{setting}/seed{seed}/pretrain.pt").state_path(run) == "results/doc/state/ch1/bert/seed0/pretrain.pt"
+    assert all(grow(state).resumable for state in (RUN_STATE, "")) and not grow(None).resumable
 
 
 
 def test_a_job_may_be_logged_under_its_own_name_rather_than_its_first_output():
     named = RunFamily("doc", "", "lmc", lambda group: {}, "seed{seed}", {"model": "/pretrained.pt"},
-                      job_name="lmc/seed{seed}/pretrain")
+                      log_name="lmc/seed{seed}/pretrain")
     assert named.log() == "results/logs/doc/lmc/seed{seed}/pretrain.log"
     assert named.benchmark() == "results/benchmarks/rules/doc/lmc/seed{seed}/pretrain.tsv"
     unnamed = RunFamily("doc", "", "lmc", lambda group: {}, "seed{seed}", {"model": "/pretrained.pt"})
@@ -71,9 +76,9 @@ def test_a_family_may_add_outputs_its_config_names():
 
 def test_a_job_may_take_params_from_its_wildcards():
     family = RunFamily("doc", "", "lmc", lambda group: {}, "{branch}/seed{seed}", {"rows": ".csv"},
-                       job_params=lambda group, wildcards, spec: {"run": group[wildcards["branch"]]})
-    assert family.job_params_of({"a": 1, "b": 2}, {"branch": "b", "seed": "0"}, {}) == {"run": 2}
-    assert RunFamily("doc", "", "lmc", lambda group: {}, "seed{seed}", {"rows": ".csv"}).job_params_of(
+                       params=lambda group, wildcards, spec: {"run": group[wildcards["branch"]]})
+    assert family.params({"a": 1, "b": 2}, {"branch": "b", "seed": "0"}, {}) == {"run": 2}
+    assert RunFamily("doc", "", "lmc", lambda group: {}, "seed{seed}", {"rows": ".csv"}).params(
         {}, {"seed": "0"}, {"lr": 1}) == {"spec": {"lr": 1}}
     assert family.wildcards_of("b/seed3") == {"branch": "b", "seed": "3"}
 
@@ -82,8 +87,8 @@ def test_the_converted_il_runs_keep_the_params_their_rule_recorded():
     """IL's runs carry the device inside their run spec and record no script, as their hand-written
     rule did: a change there would rerun every run already made."""
     assert il.RUN.device and il.RUN.device_in == "run" and not il.RUN.records_script
-    assert set(il.RUN.params({}, {"K": 1})) == {"run"}
-    assert il.IDENTITY.job_name == "identity" and il.IDENTITY.log() == "results/logs/iterative_linearisation/identity.log"
+    assert set(il.RUN.params({}, {}, {"K": 1})) == {"run"}
+    assert il.IDENTITY.log_name == "identity" and il.IDENTITY.log() == "results/logs/iterative_linearisation/identity.log"
 
 
 # Chapter 6's rules and files as they were written by hand, before the families generated them.
@@ -212,7 +217,7 @@ def test_george_ch5_spurious_jobs_write_every_alpha_the_figures_and_claims_read(
     assert len(made) == 2 * len(group["alphas"]) * len(group["families"]) * len(group["seeds"])
     claims = george_manifest.SPURIOUS_CLAIMS.inputs(load_scale(scale)["george_thesis"])
     assert set(claims["runs"]) | set(claims["summaries"]) == made
-    assert spurious.job_state({"family": "celeba", "seed": "0"}) == "results/george_thesis/state/ch5/spurious/celeba/seed0"
+    assert spurious.state_path({"family": "celeba", "seed": "0"}) == "results/george_thesis/state/ch5/spurious/celeba/seed0"
     assert spurious.log() == "results/logs/george_thesis/ch5/spurious/{family}/seed{seed}.log"
 
 
@@ -263,9 +268,9 @@ KARP_CH3 = {
 def test_karp_ch3_data_jobs_keep_their_states_in_the_chapter_state_folder():
     families = {family.rule: family for family in karp_families("ch3")}
     # a data job's variants each keep their state, under the chapter's state folder
-    assert families["karp_thesis_ch3_run_images"].job_state({"model": "network", "job": "cifar2_gaussian"}) == (
+    assert families["karp_thesis_ch3_run_images"].state_path({"model": "network", "job": "cifar2_gaussian"}) == (
         "results/karp_thesis/state/ch3")
-    assert families["karp_thesis_ch3_run_sparsity"].job_state({}) == "results/karp_thesis/state/ch3/sparsity.pt"
+    assert families["karp_thesis_ch3_run_sparsity"].state_path({}) == "results/karp_thesis/state/ch3/sparsity.pt"
 
 
 # Chapter 4's rule and file as it was written by hand.
@@ -284,9 +289,9 @@ KARP_CH5 = {
 def test_karp_ch5_jobs_keep_their_states_in_the_folders_their_scripts_resume_from():
     families = {family.rule: family for family in karp_families("ch5")}
     run = {"setting": "bert", "seed": "0", "part": "all"}
-    assert families["karp_thesis_ch5_pretrain"].job_state(run) == "results/karp_thesis/state/ch5/pretrain/bert"
-    assert families["karp_thesis_ch5_grow"].job_state(run) == "results/karp_thesis/state/ch5/growth/bert"
-    assert families["karp_thesis_ch5_stack"].job_state({"seed": "0"}) == "results/karp_thesis/state/ch5/stacking"
+    assert families["karp_thesis_ch5_pretrain"].state_path(run) == "results/karp_thesis/state/ch5/pretrain/bert"
+    assert families["karp_thesis_ch5_grow"].state_path(run) == "results/karp_thesis/state/ch5/growth/bert"
+    assert families["karp_thesis_ch5_stack"].state_path({"seed": "0"}) == "results/karp_thesis/state/ch5/stacking"
     assert not families["karp_thesis_ch5_gather"].resumable
 
 
@@ -342,15 +347,15 @@ def test_tabular_runs_write_an_ensemble_per_boosting_library_and_read_their_sear
     panel = next(iter(tabular["panels"]))
     inputs = telescoping.RUN_TABULAR.inputs(tabular, {"panel": panel, "seed": "0"}, tabular)
     assert set(inputs) == {"data", *tabular.get("search", {}).get("models", [])}
-    assert telescoping.RUN_TABULAR.params(tabular, tabular)["searched"] == list(tabular.get("search", {}).get("models", []))
+    assert telescoping.RUN_TABULAR.params(tabular, {}, tabular)["searched"] == list(tabular.get("search", {}).get("models", []))
 
 
 def test_lmc_jobs_keep_their_state_files_and_train_their_branch():
     pretrain, parent = telescoping.RUN_LMC_PRETRAIN, telescoping.RUN_LMC_PARENT
-    assert pretrain.job_state({"seed": "0"}) == "results/telescoping/state/lmc/pretrained/seed0/pretrain.pt"
-    assert parent.job_state({"branch": "random", "seed": "1"}) == "results/telescoping/state/lmc/random/seed1/parent.pt"
+    assert pretrain.state_path({"seed": "0"}) == "results/telescoping/state/lmc/pretrained/seed0/pretrain.pt"
+    assert parent.state_path({"branch": "random", "seed": "1"}) == "results/telescoping/state/lmc/random/seed1/parent.pt"
     lmc = load_scale("quick")["telescoping"]["lmc"]
-    pretrained = parent.job_params_of(lmc, {"branch": "pretrained", "seed": "0"}, lmc)["run"]
+    pretrained = parent.params(lmc, {"branch": "pretrained", "seed": "0"}, lmc)["run"]
     assert pretrained["spawn_steps"] != lmc["spawn_steps"] and pretrained["spawn_steps"] == lmc["pretrained"]["spawn_steps"]
     inputs = parent.inputs(lmc, {"branch": "pretrained", "seed": "0"}, lmc)
     assert inputs["initial"] == "results/telescoping/runs/lmc/pretrained/seed0/pretrained.pt"
@@ -425,7 +430,7 @@ def test_families_keep_the_hand_written_rule_names_and_paths(declared, by_hand, 
         assert patterns == [f"{runs_folder}{output}" for output in outputs], rule
         assert (ROOT / "src" / "scripts" / families[rule].script_file).is_file()
     for rule, (run_id, state) in states.items():
-        assert families[rule].state_of(run_id) == state
+        assert families[rule].state_path(families[rule].wildcards_of(run_id)) == state
 
 
 @pytest.mark.parametrize("scale", ["smoke", "quick", "paper", "rehearsal"])

@@ -2,7 +2,7 @@
 per network, setting and seed). The declaration says which config group it reads, how that group
 expands to runs, what each run writes, and how its job runs; rules/families.smk generates one rule
 per configured family from it (every job benchmarked, its log and benchmark named after its first
-output or its ``job_name``), and the manifests ask it for the files a figure or claim set reads.
+output or its ``log_name``), and the manifests ask it for the files a figure or claim set reads.
 Each document's families sit beside its manifest (``manifests/<document>_runs.py``).
 
 Torch-free: the workflow reads it when it builds the DAG.
@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 
 from . import paths
 
@@ -21,9 +21,14 @@ DOCUMENTS = ("telescoping", "iterative_linearisation", "george_thesis", "karp_th
 WILDCARD = re.compile(r"\{(\w+)\}")
 
 
-def spec_as_params(group_config: dict, spec: dict) -> dict:
-    """The usual job params: the run's spec."""
-    return {"spec": spec}
+def spec_as(name: str, of=None):
+    """Params that are the run's spec (or what ``of`` makes of it), as the one param ``name``."""
+    return lambda group_config, wildcards, spec: {name: of(spec) if of else spec}
+
+
+def spec_keys(group_config: dict, wildcards: dict, spec: dict) -> dict:
+    """Params that are the run's spec, one param per key."""
+    return spec
 
 
 def no_inputs(group_config: dict, wildcards: dict, spec: dict) -> dict:
@@ -50,72 +55,81 @@ def one_run(run_id: str):
 
 
 CHAPTER = "<chapter>"  # a family's ``group`` when it reads its chapter's whole config
+RUN = "<run>"  # in a family's ``state``: its run's name, folder and run id ("alignment/{family}/seed{seed}")
+RUN_STATE = f"{RUN}.pt"  # the usual ``state``: one file a run, named after the run
 
 
 @dataclass(frozen=True)
 class RunFamily:
     document: str
     chapter: str  # "ch6" in a thesis; "" in a paper
-    name: str  # its folder under the chapter's runs and its config group, unless ``folder``, ``group`` say otherwise
+    name: str  # its rule <document>_<chapter>_run_<name>, its runs' folder and its config group, unless given below
     # Its config group in, {run id: run spec} out; each id is ``run_id`` with its wildcards filled in.
     grid: Callable[[dict], dict[str, dict]]
     run_id: str  # how a run is named under the family's folder: "{family}/{setting}/seed{seed}"
     outputs: dict[str, str]  # output name -> what follows the run id in its file name: {"rows": ".csv"}
-    verb: str = "run"  # the rule is <document>_<chapter>_<verb>_<name>
-    script: str = ""  # the job, src/scripts/<script>: <rule>.py unless given
-    group: str = ""  # the config group, when it is not ``name``; CHAPTER: the chapter's whole config
-    folder: str = ""  # its folder under the chapter's runs, when it is not ``name`` (two families may share one)
+    _: KW_ONLY
+
+    # -- Names, where ``name`` does not give them --
+    rule_name: str = ""  # its rule (the name the rule had before families, or another verb than "run")
+    group: str = ""  # its config group; CHAPTER: the chapter's whole config
+    # Its folder under the chapter's runs (two families may share one); "": the chapter's runs
+    # themselves, the first part of a run id naming the folder (telescoping's smoother runs)
+    folder: str | None = None
+    # What its jobs' log and benchmark are named after, a pattern over its wildcards under the
+    # document's logs and job benchmarks, when not after its first output and its run id
+    # ("lmc/pretrained/seed{seed}/pretrain")
+    log_name: str = ""
+
+    # -- What a configuration makes of it --
     # Whether this configuration runs it, given its config group (present: a group may hold no runs).
     configured: Callable[[dict], bool] = always
-    # (config group, the run's wildcards, its spec) -> the job's named input files (prepared
-    # datasets, another family's outputs of the same run).
-    inputs: Callable[[dict, dict, dict], dict[str, str]] = no_inputs
-    # (config group, run spec) -> the job's params; the rule puts each in canonical form.
-    params: Callable[[dict, dict], dict] = spec_as_params
-    device: bool = False  # computes on the configured device: a `device` param, and a GPU under CUDA
-    budget: str = ""  # what a cluster job asks for: a name in linearlens.cluster.BUDGETS; "" the profile's default
-    resumable: bool = False  # keeps training state (``state_of``) that a retried job resumes
-    # A resumable job whose script names its own state files (several runs or stages to a job): the
-    # folder it keeps them in, a pattern over its wildcards under the chapter's state folder
-    # ("growth/{setting}"; "": that folder itself). None: one file per run (``state_of``).
-    state_folder: str | None = None
-    builds_models: bool = True  # its spec names zoo models the job builds: their modules are code inputs
-    threads: str = "train"  # the kind in the config's `threads:` its job takes; "" for one thread
-    environment: str = "torch"  # envs/<environment>.yaml
-    rule_name: str = ""  # its rule, when it is not named <document>_<chapter>_<verb>_<name>
-    # False: its runs lie in the chapter's runs themselves, the first part of a run id naming their
-    # folder (telescoping's smoother runs, one folder per configured family of runs)
-    own_folder: bool = True
     # Outputs that name a config value, as {name: its values} from the config group: such an output
     # is one file per value (a run's checkpoints: {"epoch": group["checkpoints"]}).
     expands: Callable[[dict], dict[str, list]] | None = None
-    # The param that carries the device inside it (``{..., "device": ...}``), for a device family
-    # whose script reads it there rather than from a `device` param (IL's runs, as first written)
-    device_in: str = ""
-    # False: the script's name is a param Snakemake does not record, so a rule that becomes a family
-    # keeps its recorded params and its jobs do not rerun (the code trigger still follows the script)
-    records_script: bool = True
-    # What its jobs' log, benchmark and (one file a job) training state are named after, a pattern
-    # over its wildcards under the document's logs, job benchmarks and state, when not after its
-    # first output and its run id ("lmc/pretrained/seed{seed}/pretrain")
-    job_name: str = ""
-    # (config group, the job's wildcards, its spec) -> its params, for a family whose params read a
-    # wildcard its spec does not carry (the LMC branch a job trains); None: ``params``
-    job_params: Callable[[dict, dict, dict], dict] | None = None
     # config group -> further outputs like ``outputs``, for a family whose files depend on its config
     # (telescoping's tabular runs: one fitted ensemble per boosting library configured)
     configured_outputs: Callable[[dict], dict[str, str]] | None = None
-    # Whether its jobs read an image-index dataset's photos (the spec's ``dataset``) from its source's
-    # archive: the archive is then an input, named by the workflow's datasets (George ch. 5's spurious runs)
-    reads_photos: bool = False
+
+    # -- Its job --
+    # (config group, the run's wildcards, its spec) -> the job's named input files (prepared
+    # datasets, another family's outputs of the same run). The rule adds the photo archive of a
+    # prepared image-index dataset, and as code the zoo models the spec names (the job builds them).
+    inputs: Callable[[dict, dict, dict], dict[str, str]] = no_inputs
+    # (config group, the run's wildcards, its spec) -> the job's params, each put in canonical form
+    # by the rule; the wildcards serve params the spec does not carry (the LMC branch a job trains).
+    params: Callable[[dict, dict, dict], dict] = spec_as("spec")
+    script: str = ""  # the job, src/scripts/<script>: <rule>.py unless given
+    environment: str = "torch"  # envs/<environment>.yaml
+    threads: str = "train"  # the kind in the config's `threads:` its job takes; "" for one thread
+    device: bool = False  # computes on the configured device: a `device` param, and a GPU under CUDA
+    budget: str = ""  # what a cluster job asks for: a name in linearlens.cluster.BUDGETS; "" the profile's default
+    # Where a job keeps the training state a retried job resumes (its `state` param; not an output,
+    # so it survives a killed job): a pattern over its wildcards under the chapter's state folder,
+    # RUN standing for the run's name; a file (RUN_STATE: one a run), or a folder its script names
+    # its own files in (several runs or stages to a job; "": the chapter's state folder itself).
+    # None: it keeps none.
+    state: str | None = None
+
+    # -- Kept from the hand-written rule a family replaced, so the jobs it made do not rerun --
+    # False: the script's name is a param Snakemake does not record (the code trigger still follows
+    # the script)
+    records_script: bool = True
+    # The param that carries the device inside it (``{..., "device": ...}``), for a device family
+    # whose script reads it there rather than from a `device` param (IL's runs, as first written)
+    device_in: str = ""
 
     @property
     def rule(self) -> str:
-        return self.rule_name or "_".join(part for part in (self.document, self.chapter, self.verb, self.name) if part)
+        return self.rule_name or "_".join(part for part in (self.document, self.chapter, "run", self.name) if part)
 
     @property
     def script_file(self) -> str:
         return self.script or f"{self.rule}.py"
+
+    @property
+    def resumable(self) -> bool:
+        return self.state is not None
 
     def config_group(self, document_config: dict) -> dict | None:
         """Its group of the document's config; None when this configuration does not run it."""
@@ -125,7 +139,7 @@ class RunFamily:
 
     @property
     def _folder(self) -> str:
-        return (self.folder or self.name) if self.own_folder else ""
+        return self.name if self.folder is None else self.folder
 
     @property
     def runs_folder(self) -> str:
@@ -154,28 +168,21 @@ class RunFamily:
         """The file ``name`` of each run, in the order given."""
         return [self.output(name, run_id) for run_id in run_ids]
 
-    def state_of(self, run_id: str) -> str:
-        """Where run ``run_id`` keeps its training state while it trains."""
-        return f"{paths.state(self.document, self.chapter, self._folder, run_id)}.pt"
-
-    def job_state(self, wildcards: dict) -> str:
-        """The `state` param of the job the wildcards name: its run's state file, or its state folder."""
-        if self.state_folder is None and self.job_name:
-            return f"{paths.state(self.document, self.chapter, self.job_name.format(**wildcards))}.pt"
-        if self.state_folder is None:
-            return self.state_of(self.id_of(wildcards))
-        return paths.state(self.document, self.chapter, self.state_folder.format(**wildcards))
+    def state_path(self, wildcards: dict) -> str:
+        """Where the job the wildcards name keeps its training state (``state``)."""
+        run = "/".join(part for part in (self._folder, self.run_id) if part)
+        return paths.state(self.document, self.chapter, self.state.replace(RUN, run).format(**wildcards))
 
     def log(self) -> str:
         """Its jobs' log, a pattern with its wildcards."""
-        if self.job_name:
-            return paths.log(self.document, self.chapter, self.job_name)
+        if self.log_name:
+            return paths.log(self.document, self.chapter, self.log_name)
         return paths.log_of(self.output(next(iter(self.outputs))))
 
     def benchmark(self) -> str:
         """Its jobs' benchmark (time, memory), a pattern with its wildcards."""
-        if self.job_name:
-            return paths.job_benchmark(self.document, self.chapter, self.job_name)
+        if self.log_name:
+            return paths.job_benchmark(self.document, self.chapter, self.log_name)
         return paths.benchmark_of(self.output(next(iter(self.outputs))))
 
     def id_of(self, wildcards: dict) -> str:
@@ -197,12 +204,6 @@ class RunFamily:
             for name, value in self.wildcards_of(run_id).items():
                 values[name].add(value)
         return values
-
-    def job_params_of(self, group_config: dict, wildcards: dict, spec: dict) -> dict:
-        """The params of the job the wildcards name."""
-        if self.job_params is None:
-            return self.params(group_config, spec)
-        return self.job_params(group_config, wildcards, spec)
 
 
 def declared_families() -> list[RunFamily]:

@@ -17,7 +17,7 @@ from ..analysis.george_thesis.ch5 import (
 )
 from ..analysis.george_thesis.ch6 import complexity_run_specs
 from ..experiments.settings import family_runs
-from ..families import CHAPTER, RunFamily, one_run, per_seed, spec_data
+from ..families import CHAPTER, RUN, RUN_STATE, RunFamily, one_run, per_seed, spec_as, spec_data, spec_keys
 
 DOCUMENT = "george_thesis"
 
@@ -29,10 +29,9 @@ DOCUMENT = "george_thesis"
 TRAIN_SHOWCASE = RunFamily(
     DOCUMENT, "ch3", "showcase", one_run("showcase"),
     "showcase", {"record": "/training.csv", "checkpoints": "/checkpoints/epoch{epoch}.pt"},
-    rule_name="george_thesis_ch3_train", own_folder=False,
+    rule_name="george_thesis_ch3_train", folder="",
     expands=lambda group_config: {"epoch": group_config["checkpoints"]}, inputs=spec_data,
-    params=lambda group_config, spec: {"spec": training_spec(spec)}, device=True, budget="long_training",
-    resumable=True)
+    params=spec_as("spec", training_spec), device=True, budget="long_training", state=RUN_STATE)
 
 
 def per_checkpoint(kind: str):
@@ -51,13 +50,13 @@ FISHER_QUALITY = RunFamily(
     DOCUMENT, "ch3", "fisher_quality", per_checkpoint("fisher_quality"),
     "fisher_quality/epoch{epoch}", {"quality": ".json"}, group="showcase", folder="showcase",
     rule_name="george_thesis_ch3_fisher_quality", inputs=checkpoint_and_data,
-    params=lambda group_config, spec: {"spec": fisher_quality_spec(spec)}, device=True, budget="long_training")
+    params=spec_as("spec", fisher_quality_spec), device=True, budget="long_training")
 # Fig 3.7 at one checkpoint: the NTK Gram of f[c2] − f[c1] on test examples of c1 and c2.
 NTK_PAIR = RunFamily(
     DOCUMENT, "ch3", "ntk_pair", per_checkpoint("ntk_pair"),
     "ntk_pair/epoch{epoch}", {"pair": ".npz"}, group="showcase", folder="showcase",
     rule_name="george_thesis_ch3_ntk_pair", inputs=checkpoint_and_data,
-    params=lambda group_config, spec: {"spec": ntk_pair_spec(spec)}, device=True, budget="long_training")
+    params=spec_as("spec", ntk_pair_spec), device=True, budget="long_training")
 
 
 # --- Chapter 4 ----------------------------------------------------------------------------------
@@ -66,9 +65,8 @@ NTK_PAIR = RunFamily(
 # tracked along its SGD trajectory.
 RUN_MLP_CLASSIFIER = RunFamily(
     DOCUMENT, "ch4", "mlp_classifier", one_run("mlp_classifier"),
-    "mlp_classifier", {"errors": "/errors.csv", "correlations": "/correlations.npz"}, own_folder=False,
-    inputs=spec_data, device=True, budget="training", records_script=False, builds_models=False,
-    job_name="mlp_classifier/run")
+    "mlp_classifier", {"errors": "/errors.csv", "correlations": "/correlations.npz"}, folder="",
+    inputs=spec_data, device=True, budget="training", records_script=False, log_name="mlp_classifier/run")
 
 # Figs 4.3-4.6, A.1-A.5: the groups trained with KFAC, EKFAC, EKFAC-ra and first-order baselines,
 # each in its own folder of the chapter's runs. A run's spec names the optimiser whose search its
@@ -108,7 +106,7 @@ def group_files(family: RunFamily, group: str, spec: dict, optimiser: str | None
                                       if optimiser is None or run["optimiser"] == optimiser])
 
 
-def training_params(chapter_config: dict, spec: dict) -> dict:
+def training_params(chapter_config: dict, wildcards: dict, spec: dict) -> dict:
     """A job's params: its spec but the optimiser it names (which picks the search files it reads)."""
     return {key: value for key, value in spec.items() if key != "optimiser"}
 
@@ -128,7 +126,7 @@ def training_family(name: str, grid, run_id: str, inputs=training_data) -> RunFa
     """A family of the training groups' runs, one CSV of per-epoch rows a job, run on the device;
     its rule keeps the params it was written with by hand (no recorded script)."""
     return RunFamily(
-        DOCUMENT, "ch4", name, grid, run_id, {"runs": ".csv"}, group=CHAPTER, own_folder=False,
+        DOCUMENT, "ch4", name, grid, run_id, {"runs": ".csv"}, group=CHAPTER, folder="",
         configured=lambda chapter_config: bool(grid(chapter_config)),
         inputs=inputs, params=training_params, device=True, budget="training", records_script=False)
 
@@ -146,11 +144,11 @@ RUN_SPECTRUM = training_family("spectrum", spectrum_grid, "{group}/spectrum", se
 RUN_TOY = RunFamily(
     DOCUMENT, "ch5", "toy",
     lambda group_config: {f"shard{shard}": toy_run_spec(group_config) for shard in range(group_config["shards"])},
-    "shard{shard}", {"run": ".npz"}, device=True, budget="kernels", builds_models=False, records_script=False)
+    "shard{shard}", {"run": ".npz"}, device=True, budget="kernels", records_script=False)
 # Fig 5.4: the quadratic model in closed form.
 RUN_ANALYTIC = RunFamily(
     DOCUMENT, "ch5", "analytic", lambda group_config: {"closed_forms": closed_form_spec(group_config)},
-    "closed_forms", {"run": ".npz"}, builds_models=False, threads="", records_script=False)
+    "closed_forms", {"run": ".npz"}, threads="", records_script=False)
 # Fig C.9: a 2-layer linear MLP on each example's data; tiny matrices (at most 200 × 200), so one
 # thread: a second only waits on the first.
 RUN_TWOLAYER = RunFamily(
@@ -158,7 +156,7 @@ RUN_TWOLAYER = RunFamily(
     lambda group_config: {f"twolayer/{example}": twolayer_spec(group_config, example)
                           for example in group_config["examples"]},
     "twolayer/{example}", {"run": ".npz"}, group="analytic", folder="analytic",
-    job_name="analytic/twolayer_{example}", builds_models=False, threads="", records_script=False)
+    log_name="analytic/twolayer_{example}", threads="", records_script=False)
 
 
 def difficulty_data(group_config: dict, wildcards: dict, spec: dict) -> dict[str, str]:
@@ -172,9 +170,9 @@ def difficulty_data(group_config: dict, wildcards: dict, spec: dict) -> dict[str
 BIN_CSCORES = RunFamily(
     DOCUMENT, "ch5", "cscores",
     lambda group_config: {"cscores": {key: group_config[key] for key in ("cscores", "bins", "tracked", "tracking_seed")}},
-    "cscores", {"scores": ".npz", "table": ".csv"}, verb="bin", group="difficulty", folder="difficulty",
-    inputs=difficulty_data, params=lambda group_config, spec: {"settings": spec}, builds_models=False, threads="",
-    environment="data", records_script=False)
+    "cscores", {"scores": ".npz", "table": ".csv"}, rule_name="george_thesis_ch5_bin_cscores", group="difficulty",
+    folder="difficulty", inputs=difficulty_data, params=spec_as("settings"), threads="", environment="data",
+    records_script=False)
 
 
 def difficulty_init(architecture: str, seed) -> str:
@@ -201,8 +199,8 @@ def difficulty_inputs(group_config: dict, wildcards: dict, spec: dict) -> dict[s
 RUN_DIFFICULTY = RunFamily(
     DOCUMENT, "ch5", "difficulty", difficulty_grid,
     "{experiment}/{architecture}/{setting}/seed{seed}", {"log_points": ".csv", "summary": ".json"},
-    inputs=difficulty_inputs, params=lambda group_config, spec: {"run": spec}, device=True, budget="long_training",
-    resumable=True, records_script=False)
+    inputs=difficulty_inputs, params=spec_as("run"), device=True, budget="long_training", state=RUN_STATE,
+    records_script=False)
 
 
 def spurious_grid(group_config: dict) -> dict[str, dict]:
@@ -224,10 +222,10 @@ RUN_SPURIOUS = RunFamily(
     DOCUMENT, "ch5", "spurious", spurious_grid,
     "{family}/seed{seed}", {"rows": "/alpha{alpha}.csv", "summaries": "/alpha{alpha}.json"},
     expands=lambda group_config: {"alpha": [alpha_name(alpha) for alpha in sorted(group_config["alphas"], key=float)]},
-    inputs=spurious_weights, reads_photos=True,
-    params=lambda group_config, spec: {"run": spec, "alphas": [float(a) for a in sorted(group_config["alphas"], key=float)]},
-    device=True, budget="long_training", resumable=True, state_folder="spurious/{family}/seed{seed}",
-    job_name="spurious/{family}/seed{seed}", records_script=False)
+    inputs=spurious_weights,
+    params=lambda group_config, wildcards, spec: {
+        "run": spec, "alphas": [float(a) for a in sorted(group_config["alphas"], key=float)]},
+    device=True, budget="long_training", state=RUN, log_name="spurious/{family}/seed{seed}", records_script=False)
 
 
 def spurious_file(name: str, run: dict) -> str:
@@ -288,19 +286,20 @@ def complexity_grid(group_config: dict) -> dict[str, dict]:
 RUN_ALIGNMENT = RunFamily(
     DOCUMENT, "ch6", "alignment", kernel_grid(keep_grams=True),
     "{family}/{setting}/seed{seed}", {"rows": ".csv", "layers": "_layers.csv", "grams": "_grams.npz"},
-    inputs=family_data, params=lambda group_config, spec: {"run": spec}, device=True, budget="long_training",
-    resumable=True)
+    inputs=family_data, params=spec_as("run"), device=True, budget="long_training", state=RUN_STATE)
+# Each alignment run's Grams summarised: its spec, the centring it summarises them with.
 SUMMARISE_ALIGNMENT = RunFamily(
-    DOCUMENT, "ch6", "alignment", kernel_grid(keep_grams=True),
-    RUN_ALIGNMENT.run_id, {"summary": "_spectra.csv", "trace_ratios": "_trace_ratios.npz"}, verb="summarise",
+    DOCUMENT, "ch6", "alignment",
+    lambda group_config: {run_id: {"centring": group_config["centring"]} for run_id in RUN_ALIGNMENT.grid(group_config)},
+    RUN_ALIGNMENT.run_id, {"summary": "_spectra.csv", "trace_ratios": "_trace_ratios.npz"},
+    rule_name="george_thesis_ch6_summarise_alignment",
     inputs=lambda group_config, wildcards, spec: {"grams": RUN_ALIGNMENT.output("grams", RUN_ALIGNMENT.id_of(wildcards))},
-    params=lambda group_config, spec: {"centring": group_config["centring"]}, builds_models=False, threads="")
+    params=spec_keys, threads="")
 # Figs 6.4, B.7: alignment on easy vs difficult examples.
 RUN_EASY_DIFFICULT = RunFamily(
     DOCUMENT, "ch6", "easy_difficult", kernel_grid(keep_grams=False),
     "{family}/{setting}/seed{seed}", {"rows": ".csv", "layers": "_layers.csv"},
-    inputs=easy_difficult_data, params=lambda group_config, spec: {"run": spec}, device=True,
-    budget="long_training", resumable=True)
+    inputs=easy_difficult_data, params=spec_as("run"), device=True, budget="long_training", state=RUN_STATE)
 # Figs 6.1, B.4: eigenfunctions of the tangent kernel on the disk task.
 RUN_DISK = RunFamily(
     DOCUMENT, "ch6", "disk", per_seed(lambda group_config: group_config),
@@ -322,12 +321,12 @@ RUN_RBF_CAPACITY = RunFamily(
 RUN_PERTURBATION = RunFamily(
     DOCUMENT, "ch6", "perturbation",
     per_seed(lambda group_config: {k: v for k, v in group_config.items() if k != "seeds"}),
-    "seed{seed}", {"run": ".npz"}, inputs=group_data, device=True, budget="kernels", resumable=True)
+    "seed{seed}", {"run": ".npz"}, inputs=group_data, device=True, budget="kernels", state=RUN_STATE)
 # Fig 6.6: complexity measures against the generalisation gap.
 RUN_COMPLEXITY = RunFamily(
     DOCUMENT, "ch6", "complexity", complexity_grid,
     "{run}/seed{seed}", {"records": ".csv", "measures": ".json"}, inputs=spec_data, device=True,
-    budget="long_training", resumable=True)
+    budget="long_training", state=RUN_STATE)
 
 FAMILIES = [TRAIN_SHOWCASE, FISHER_QUALITY, NTK_PAIR, RUN_MLP_CLASSIFIER, RUN_SEARCH, RUN_FREQUENCY, RUN_SPECTRUM,
             RUN_TOY, RUN_ANALYTIC, RUN_TWOLAYER, BIN_CSCORES, RUN_DIFFICULTY, RUN_SPURIOUS,

@@ -4,7 +4,7 @@ the files its figures read."""
 
 from .. import paths
 from ..experiments.settings import experiment_runs
-from ..families import CHAPTER, RunFamily, one_run
+from ..families import CHAPTER, RUN_STATE, RunFamily, one_run, spec_as
 
 DOCUMENT = "iterative_linearisation"
 
@@ -55,15 +55,15 @@ def probe_inputs(config: dict, wildcards: dict, spec: dict) -> dict[str, str]:
 RUN = RunFamily(
     DOCUMENT, "", "run", run_grid,
     "{experiment}/{setting}/seed{seed}", {"records": ".csv", "checkpoints": ".pt"},
-    rule_name="iterative_linearisation_run", group=CHAPTER, own_folder=False,
-    configured=lambda config: bool(run_grid(config)), inputs=run_data, params=lambda config, spec: {"run": spec},
-    device=True, device_in="run", records_script=False, budget="training", resumable=True)
+    rule_name="iterative_linearisation_run", group=CHAPTER, folder="",
+    configured=lambda config: bool(run_grid(config)), inputs=run_data, params=spec_as("run"),
+    device=True, device_in="run", records_script=False, budget="training", state=RUN_STATE)
 # The claim that K = 1 is ordinary training, checked on one small run.
 IDENTITY = RunFamily(
     DOCUMENT, "", "identity", one_run("k1_vs_ordinary"), "k1_vs_ordinary", {"comparison": ".json"},
     rule_name="iterative_linearisation_k1_identity", group="identity_check", configured=bool,
-    inputs=group_data, params=lambda check, spec: {"check": check}, records_script=False, budget="training",
-    threads="", job_name="identity")
+    inputs=group_data, params=lambda check, wildcards, spec: {"check": check}, records_script=False,
+    budget="training", threads="", log_name="identity")
 # Fig 9: damped Gauss-Newton on a 1-D quintic, one run per damping.
 RUN_DAMPING = RunFamily(
     DOCUMENT, "", "damping", damping_grid,
@@ -73,8 +73,8 @@ RUN_DAMPING = RunFamily(
 PROBE = RunFamily(
     DOCUMENT, "", "probes", probe_grid,
     "{experiment}/{setting}/seed{seed}", {"probes": ".csv"}, rule_name="iterative_linearisation_probe",
-    script="iterative_linearisation_probe.py", group=CHAPTER,
-    configured=lambda config: source_experiment(config, "probes") is not None,
-    inputs=probe_inputs, params=lambda config, spec: {"probe": config["probes"]}, device=True, budget="training")
+    group=CHAPTER, configured=lambda config: source_experiment(config, "probes") is not None,
+    inputs=probe_inputs, params=lambda config, wildcards, spec: {"probe": config["probes"]}, device=True,
+    budget="training")
 
 FAMILIES = [RUN, IDENTITY, RUN_DAMPING, PROBE]

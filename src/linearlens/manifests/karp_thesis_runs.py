@@ -25,7 +25,7 @@ from ..analysis.karp_thesis.ch5 import (
     pretraining_setting,
     stacking_run_setting,
 )
-from ..families import CHAPTER, RunFamily, one_run, per_seed
+from ..families import CHAPTER, RUN_STATE, RunFamily, one_run, per_seed, spec_as, spec_keys
 
 DOCUMENT = "karp_thesis"
 
@@ -111,18 +111,14 @@ def kept_states(chapter_config: dict, wildcards: dict, spec: dict) -> dict:
     return {"states": states, **training_data(chapter_config, wildcards, spec)}
 
 
-def spec_params(chapter_config: dict, spec: dict) -> dict:
-    """The run's spec, one param per key."""
-    return spec
-
-
 def pair_family(kept: bool) -> RunFamily:
     """Pairs (S, S′) of one trial at each size of a group, trained in lockstep to the last snapshot."""
     return RunFamily(
-        DOCUMENT, "ch2", "kept_pairs" if kept else "pairs", pair_grid(kept), "{run}/block{block}",
-        {"rows": ".csv", **({"states": "_states.pt"} if kept else {})}, verb="train",
-        script="karp_thesis_ch2_train_pairs.py", group=CHAPTER, folder="pairs", inputs=training_data,
-        params=spec_params, device=True, budget="long_training", resumable=True)
+        DOCUMENT, "ch2", "pairs", pair_grid(kept), "{run}/block{block}",
+        {"rows": ".csv", **({"states": "_states.pt"} if kept else {})},
+        rule_name="karp_thesis_ch2_train_kept_pairs" if kept else "karp_thesis_ch2_train_pairs",
+        script="karp_thesis_ch2_train_pairs.py", group=CHAPTER, inputs=training_data, params=spec_keys,
+        device=True, budget="long_training", state=RUN_STATE)
 
 
 # Figs 2.1-2.3, A.2-A.13, Table 2.1: the pair runs; Figs 2.4, A.14, A.15 read the kept pairs' states.
@@ -130,15 +126,15 @@ TRAIN_PAIRS = pair_family(kept=False)
 TRAIN_KEPT_PAIRS = pair_family(kept=True)
 # Fig A.1: A(S) alone at the sweep's sizes the pair runs do not have.
 TRAIN_SWEEP = RunFamily(
-    DOCUMENT, "ch2", "sweep", sweep_grid, "{run}", {"rows": ".csv"}, verb="train", group=CHAPTER,
-    configured=lambda chapter_config: bool(sweep_settings(chapter_config)), inputs=training_data,
-    params=spec_params, device=True, budget="long_training", resumable=True)
+    DOCUMENT, "ch2", "sweep", sweep_grid, "{run}", {"rows": ".csv"}, rule_name="karp_thesis_ch2_train_sweep",
+    group=CHAPTER, configured=lambda chapter_config: bool(sweep_settings(chapter_config)), inputs=training_data,
+    params=spec_keys, device=True, budget="long_training", state=RUN_STATE)
 # Figs 2.4, A.14, A.15: linear mode connectivity of the kept pairs.
 INTERPOLATE = RunFamily(
-    DOCUMENT, "ch2", "", interpolation_grid, "{configuration}/trial{trial}", {"curves": ".csv"},
-    verb="interpolate", group=CHAPTER, folder="interpolation",
+    DOCUMENT, "ch2", "interpolation", interpolation_grid, "{configuration}/trial{trial}", {"curves": ".csv"},
+    rule_name="karp_thesis_ch2_interpolate", group=CHAPTER,
     configured=lambda chapter_config: bool(chapter_config.get("interpolation") and interpolated(chapter_config)),
-    inputs=kept_states, params=spec_params, device=True, budget="kernels")
+    inputs=kept_states, params=spec_keys, device=True, budget="kernels")
 
 
 
@@ -183,19 +179,18 @@ def image_run_paths(chapter_config: dict) -> list[str]:
 # Fig 3.3: the LSA model trained by SGD on fresh synthetic samples, drawn inside the run from its
 # seed; a few seconds at quick scale, about a minute at the thesis's 10,000 steps (one CPU core).
 RUN_TOY = RunFamily(
-    DOCUMENT, "ch3", "toy", toy_grid, "seed{seed}", {"rows": ".csv"}, configured=bool, builds_models=False,
-    threads="")
+    DOCUMENT, "ch3", "toy", toy_grid, "seed{seed}", {"rows": ".csv"}, configured=bool, threads="")
 # Figs 3.4, 3.5, Tables 3.1, B.1: the network (WRN) or its linearisation at θ₀ trained on each
 # variant of one data job; the job keeps each variant's state in the chapter's state folder.
 RUN_IMAGES = RunFamily(
     DOCUMENT, "ch3", "images", image_grid, "{model}/{job}", {"rows": ".csv"}, group=CHAPTER,
     configured=lambda chapter_config: bool(chapter_config.get("images")), inputs=image_data,
-    params=spec_params, device=True, budget="long_training", resumable=True, state_folder="", own_folder=False)
+    params=spec_keys, device=True, budget="long_training", state="", folder="")
 # Fig 3.2: the active fraction of the network's ReLU layers over training.
 RUN_SPARSITY = RunFamily(
     DOCUMENT, "ch3", "sparsity", sparsity_grid, "sparsity", {"rows": ".csv"}, group=CHAPTER,
     configured=lambda chapter_config: bool(chapter_config.get("sparsity")), inputs=sparsity_data,
-    params=spec_params, device=True, budget="long_training", resumable=True, own_folder=False)
+    params=spec_keys, device=True, budget="long_training", state=RUN_STATE, folder="")
 
 
 # --- Chapter 4 ----------------------------------------------------------------------------------
@@ -204,15 +199,15 @@ RUN_SPARSITY = RunFamily(
 # sampled sequences in closed form: V₀, V₁, the task and its settings. A (L + 1) × N by N × (L + 1)
 # product: well under a second on one core.
 RUN_ONE_STEP = RunFamily(
-    DOCUMENT, "ch4", "one_step", one_run("one_step"), "one_step", {"run": ".npz"}, group=CHAPTER,
-    builds_models=False, threads="", own_folder=False)
+    DOCUMENT, "ch4", "one_step", one_run("one_step"), "one_step", {"run": ".npz"}, group=CHAPTER, threads="",
+    folder="")
 
 
 # --- Chapter 5 and appendix C -------------------------------------------------------------------
 # Each growing setting's spec is the setting as configured; the jobs' params hold only what each
 # computes from (linearlens.analysis.karp_thesis.ch5), so a result reruns when that changes. The
 # scripts name their own state files (finished operators, stages), in a state folder per job. Their
-# code inputs are their scripts' closures, which build the transformer (builds_models=False).
+# code inputs are their scripts' closures, which build the transformer (a setting names no zoo model).
 
 def pretraining_grid(growing: dict) -> dict[str, dict]:
     """One pretraining run per seed of each setting that has no given checkpoint."""
@@ -235,7 +230,7 @@ def setting_corpus(growing: dict, wildcards: dict, setting: dict) -> dict[str, s
     return {"corpus": paths.prepared(setting["dataset"])}
 
 
-def pretraining_params(growing: dict, setting: dict) -> dict:
+def pretraining_params(growing: dict, wildcards: dict, setting: dict) -> dict:
     return {"setting": pretraining_setting(setting), "micro_batch_size": setting.get("micro_batch_size")}
 
 
@@ -249,7 +244,7 @@ def growth_job_inputs(growing: dict, wildcards: dict, job: dict) -> dict[str, st
             "checkpoint": checkpoint_path(wildcards["setting"], job["setting"], wildcards["seed"])}
 
 
-def growth_job_params(growing: dict, job: dict) -> dict:
+def growth_job_params(growing: dict, wildcards: dict, job: dict) -> dict:
     setting = job["setting"]
     return {"setting": growing_run_setting(setting), "operators": part_operators(setting, job["part"]),
             "micro_batch_size": setting.get("micro_batch_size")}
@@ -268,7 +263,7 @@ def stacking_inputs(stacking: dict, wildcards: dict, spec: dict) -> dict[str, st
     return {"corpus": paths.prepared(stacking["dataset"]), "provenance": paths.provenance(stacking["dataset"])}
 
 
-def stacking_params(stacking: dict, spec: dict) -> dict:
+def stacking_params(stacking: dict, wildcards: dict, spec: dict) -> dict:
     return {"spec": stacking_run_setting(stacking), "micro_batch_size": stacking.get("micro_batch_size")}
 
 
@@ -284,25 +279,24 @@ def stacking_run_paths(chapter_config: dict) -> list[str]:
 
 # Figs 5.2-5.4, Tables 5.1, 5.2: the L-layer model a setting grows, with its optimiser state.
 PRETRAIN = RunFamily(
-    DOCUMENT, "ch5", "", pretraining_grid, "{setting}/seed{seed}", {"checkpoint": ".pt"}, verb="pretrain",
-    group="growing", folder="pretrained", configured=lambda growing: bool(pretraining_grid(growing)),
-    inputs=setting_corpus, params=pretraining_params, device=True, budget="long_training", resumable=True,
-    state_folder="pretrain/{setting}", builds_models=False)
+    DOCUMENT, "ch5", "pretrained", pretraining_grid, "{setting}/seed{seed}", {"checkpoint": ".pt"},
+    rule_name="karp_thesis_ch5_pretrain", group="growing", configured=lambda growing: bool(pretraining_grid(growing)),
+    inputs=setting_corpus, params=pretraining_params, device=True, budget="long_training", state="pretrain/{setting}")
 # One job's operators: each grown from the checkpoint and trained on the same batches.
 GROW = RunFamily(
-    DOCUMENT, "ch5", "", growth_job_grid, "{setting}/seed{seed}/{part}", {"run": ".npz"}, verb="grow",
-    group="growing", folder="growth", configured=bool, inputs=growth_job_inputs, params=growth_job_params,
-    device=True, budget="long_training", resumable=True, state_folder="growth/{setting}", builds_models=False)
+    DOCUMENT, "ch5", "growth", growth_job_grid, "{setting}/seed{seed}/{part}", {"run": ".npz"},
+    rule_name="karp_thesis_ch5_grow", group="growing", configured=bool, inputs=growth_job_inputs,
+    params=growth_job_params, device=True, budget="long_training", state="growth/{setting}")
 # A setting's jobs joined into its growth run, with the setting and the data source.
 GATHER = RunFamily(
-    DOCUMENT, "ch5", "", growth_run_grid, "{setting}/seed{seed}", {"run": ".npz"}, verb="gather",
-    group="growing", folder="growth", configured=bool, inputs=growth_parts_and_provenance,
-    params=lambda growing, setting: {"setting": setting}, builds_models=False, threads="")
+    DOCUMENT, "ch5", "growth", growth_run_grid, "{setting}/seed{seed}", {"run": ".npz"},
+    rule_name="karp_thesis_ch5_gather", group="growing", configured=bool, inputs=growth_parts_and_provenance,
+    params=spec_as("setting"), threads="")
 # Table C.2: one model stacked in stages, by last stacking and by LAG@probe_steps at each stage.
 STACK = RunFamily(
-    DOCUMENT, "ch5", "", stacking_grid, "seed{seed}", {"run": ".npz"}, verb="stack", group="stacking",
-    folder="stacking", configured=bool, inputs=stacking_inputs, params=stacking_params, device=True,
-    budget="long_training", resumable=True, state_folder="stacking", builds_models=False)
+    DOCUMENT, "ch5", "stacking", stacking_grid, "seed{seed}", {"run": ".npz"}, rule_name="karp_thesis_ch5_stack",
+    configured=bool, inputs=stacking_inputs, params=stacking_params, device=True, budget="long_training",
+    state="stacking")
 
 FAMILIES = [TRAIN_PAIRS, TRAIN_KEPT_PAIRS, TRAIN_SWEEP, INTERPOLATE, RUN_TOY, RUN_IMAGES, RUN_SPARSITY,
             RUN_ONE_STEP, PRETRAIN, GROW, GATHER, STACK]

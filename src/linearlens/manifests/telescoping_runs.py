@@ -3,7 +3,7 @@ generates their rules; the manifest (``telescoping``) asks them for the files it
 
 from .. import paths
 from ..experiments.settings import branch_runs, family_runs, settings_grid
-from ..families import CHAPTER, RunFamily
+from ..families import CHAPTER, RUN_STATE, RunFamily, spec_as
 
 DOCUMENT = "telescoping"
 
@@ -110,22 +110,21 @@ def children_inputs(lmc: dict, wildcards: dict, spec: dict) -> dict[str, str]:
 RUN_APPROXIMATION = RunFamily(
     DOCUMENT, "", "approximation", approximation_grid,
     "{setting}/lr{lr}/seed{seed}", {"rows": ".csv"}, rule_name="telescoping_approximation_run",
-    inputs=experiment_data, params=lambda experiment, spec: {"run": spec}, device=True, budget="training",
-    resumable=True)
+    inputs=experiment_data, params=spec_as("run"), device=True, budget="training", state=RUN_STATE)
 
 # Figs 3-6, 10-14: grokking and double descent, the network against its telescoping smoother.
 RUN_SMOOTHER = RunFamily(
     DOCUMENT, "", "smoother", smoother_grid,
     "{family}/{setting}/seed{seed}", {"rows": ".csv"}, rule_name="telescoping_smoother_run", group=CHAPTER,
-    own_folder=False, configured=lambda config: bool(smoother_families(config)), inputs=smoother_data,
-    params=lambda config, spec: {"run": spec}, device=True, budget="smoother", resumable=True)
+    folder="", configured=lambda config: bool(smoother_families(config)), inputs=smoother_data,
+    params=spec_as("run"), device=True, budget="smoother", state=RUN_STATE)
 
 # Fig 9's hyper-parameters, where the tabular panels are searched (paper scale).
 RUN_TABULAR_SEARCH = RunFamily(
     DOCUMENT, "", "tabular", search_grid,
     "{panel}/search_{model}", {"search": ".json"}, rule_name="telescoping_tabular_search",
     configured=lambda tabular: bool(tabular.get("search", {}).get("models")), inputs=panel_data,
-    params=lambda tabular, spec: {"experiment": tabular, "search": tabular["search"]}, device=True,
+    params=lambda tabular, wildcards, spec: {"experiment": tabular, "search": tabular["search"]}, device=True,
     budget="training")
 
 # Figs 5, 14: the tabular panels' runs (network, trees, boosting), a fitted ensemble per boosting library.
@@ -133,7 +132,7 @@ RUN_TABULAR = RunFamily(
     DOCUMENT, "", "tabular", tabular_grid, "{panel}/seed{seed}", {"records": ".csv", "provenance": ".json"},
     rule_name="telescoping_tabular_run", configured_outputs=ensemble_outputs,
     configured=lambda tabular: bool(tabular.get("panels")), inputs=tabular_inputs,
-    params=lambda tabular, spec: {"experiment": tabular, "searched": searched_models(tabular)}, device=True,
+    params=lambda tabular, wildcards, spec: {"experiment": tabular, "searched": searched_models(tabular)}, device=True,
     records_script=False, budget="training")
 
 # Fig 6's linear mode connectivity: the pretrained branch's network, pretrained once per outer seed,
@@ -141,18 +140,18 @@ RUN_LMC_PRETRAIN = RunFamily(
     DOCUMENT, "", "lmc", pretrain_grid, "pretrained/seed{seed}", {"model": "/pretrained.pt"},
     rule_name="telescoping_lmc_pretrain", configured=lambda lmc: "pretrained" in lmc,
     inputs=lambda lmc, wildcards, spec: {"data": paths.prepared(branch_runs(lmc)["pretrained"]["pretrain_dataset"])},
-    params=lambda lmc, spec: {"run": branch_runs(lmc)["pretrained"]}, device=True, records_script=False,
-    budget="training", resumable=True, job_name="lmc/pretrained/seed{seed}/pretrain")
+    params=lambda lmc, wildcards, spec: {"run": branch_runs(lmc)["pretrained"]}, device=True, records_script=False,
+    budget="training", log_name="lmc/pretrained/seed{seed}/pretrain", state="lmc/pretrained/seed{seed}/pretrain.pt")
 # each branch's parent, trained once per outer seed (its states at the spawn steps),
 RUN_LMC_PARENT = RunFamily(
     DOCUMENT, "", "lmc", parent_grid, "{branch}/seed{seed}",
     {"states": "/parent.pt", "gradient_change": "/gradient_change.csv"}, rule_name="telescoping_lmc_parent",
-    configured=bool, inputs=parent_inputs, job_params=branch_run, device=True, records_script=False,
-    budget="training", resumable=True, job_name="lmc/{branch}/seed{seed}/parent")
+    configured=bool, inputs=parent_inputs, params=branch_run, device=True, records_script=False,
+    budget="training", state="lmc/{branch}/seed{seed}/parent.pt")
 # and two children spawned from each parent state, their interpolation's error.
 RUN_LMC_CHILDREN = RunFamily(
     DOCUMENT, "", "lmc", children_grid, "{branch}/seed{seed}/spawn{step}/inner{inner}", {"curve": ".csv"},
-    rule_name="telescoping_lmc_children", configured=bool, inputs=children_inputs, job_params=branch_run,
+    rule_name="telescoping_lmc_children", configured=bool, inputs=children_inputs, params=branch_run,
     device=True, records_script=False, budget="training")
 
 FAMILIES = [RUN_APPROXIMATION, RUN_SMOOTHER, RUN_TABULAR_SEARCH, RUN_TABULAR, RUN_LMC_PRETRAIN, RUN_LMC_PARENT,
