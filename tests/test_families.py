@@ -65,13 +65,15 @@ def test_a_job_may_be_logged_under_its_own_name_rather_than_its_first_output():
 
 
 def test_a_family_may_add_outputs_its_config_names():
-    family = RunFamily("doc", "", "tabular", lambda group: {}, "{panel}/seed{seed}", {"records": ".csv"},
-                       configured_outputs=lambda group: {f"ensemble_{name}": f"_{name}.joblib" for name in group["boosting"]})
-    assert family.output_patterns({"boosting": ["xgboost"]}) == {
-        "records": "results/doc/runs/tabular/{panel}/seed{seed}.csv",
-        "ensemble_xgboost": "results/doc/runs/tabular/{panel}/seed{seed}_xgboost.joblib"}
-    assert family.output_patterns({"boosting": []}) == family.output_patterns() == {
-        "records": "results/doc/runs/tabular/{panel}/seed{seed}.csv"}
+    family = RunFamily("doc", "", "tabular", lambda group: {}, "{panel}/seed{seed}",
+                       {"records": ".csv", "ensemble_{name}": "_{name}.joblib", "checkpoints": "/epoch{epoch}.pt"},
+                       expands=lambda group: {"name": group["boosting"], "epoch": [0, 2]})
+    run = "results/doc/runs/tabular/{panel}/seed{seed}"
+    checkpoints = [f"{run}/epoch0.pt", f"{run}/epoch2.pt"]
+    assert family.output_patterns({"boosting": ["xgboost", "lightgbm"]}) == {
+        "records": f"{run}.csv", "ensemble_xgboost": f"{run}_xgboost.joblib",
+        "ensemble_lightgbm": f"{run}_lightgbm.joblib", "checkpoints": checkpoints}
+    assert family.output_patterns({"boosting": []}) == {"records": f"{run}.csv", "checkpoints": checkpoints}
 
 
 def test_a_job_may_take_params_from_its_wildcards():
@@ -318,7 +320,8 @@ TELESCOPING = {
     "telescoping_approximation_run": ["approximation/{setting}/lr{lr}/seed{seed}.csv"],
     "telescoping_smoother_run": ["{family}/{setting}/seed{seed}.csv"],
     "telescoping_tabular_search": ["tabular/{panel}/search_{model}.json"],
-    "telescoping_tabular_run": ["tabular/{panel}/seed{seed}.csv", "tabular/{panel}/seed{seed}.json"],
+    "telescoping_tabular_run": ["tabular/{panel}/seed{seed}.csv", "tabular/{panel}/seed{seed}.json",
+                                "tabular/{panel}/seed{seed}_{library}.joblib"],
     "telescoping_lmc_pretrain": ["lmc/pretrained/seed{seed}/pretrained.pt"],
     "telescoping_lmc_parent": ["lmc/{branch}/seed{seed}/parent.pt", "lmc/{branch}/seed{seed}/gradient_change.csv"],
     "telescoping_lmc_children": ["lmc/{branch}/seed{seed}/spawn{step}/inner{inner}.csv"],

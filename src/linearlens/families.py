@@ -85,11 +85,10 @@ class RunFamily:
     # Whether this configuration runs it, given its config group (present: a group may hold no runs).
     configured: Callable[[dict], bool] = always
     # Outputs that name a config value, as {name: its values} from the config group: such an output
-    # is one file per value (a run's checkpoints: {"epoch": group["checkpoints"]}).
+    # is one file per value (a run's checkpoints: {"epoch": group["checkpoints"]}), or one output
+    # per value where its name carries the value too (a fitted ensemble per boosting library
+    # configured: "ensemble_{library}")
     expands: Callable[[dict], dict[str, list]] | None = None
-    # config group -> further outputs like ``outputs``, for a family whose files depend on its config
-    # (telescoping's tabular runs: one fitted ensemble per boosting library configured)
-    configured_outputs: Callable[[dict], dict[str, str]] | None = None
 
     # -- Its job --
     # (config group, the run's wildcards, its spec) -> the job's named input files (prepared
@@ -150,19 +149,21 @@ class RunFamily:
         return f"{self.runs_folder}/{run_id or self.run_id}{self.outputs[name]}"
 
     def output_patterns(self, group_config: dict | None = None) -> dict[str, str | list[str]]:
-        """Each output's pattern, with those its config group adds (``configured_outputs``); one that
-        names an expanded config value, the list of its files."""
-        added = self.configured_outputs(group_config) if self.configured_outputs and group_config is not None else {}
+        """Each output's pattern; given its config group, one that names an expanded config value
+        (``expands``) is the list of its files, or one output per value if its name has the value too."""
         values = self.expands(group_config) if self.expands and group_config is not None else {}
-        return {name: self._expanded(f"{self.runs_folder}/{self.run_id}{suffix}", values)
-                for name, suffix in {**self.outputs, **added}.items()}
-
-    @staticmethod
-    def _expanded(pattern: str, values: dict[str, list]) -> str | list[str]:
-        name = next((name for name in WILDCARD.findall(pattern) if name in values), None)
-        if name is None:
-            return pattern
-        return [pattern.replace(f"{{{name}}}", str(value)) for value in values[name]]
+        patterns = {}
+        for name, suffix in self.outputs.items():
+            pattern = f"{self.runs_folder}/{self.run_id}{suffix}"
+            wildcard = next((f"{{{key}}}" for key in WILDCARD.findall(pattern) if key in values), None)
+            if wildcard is None:
+                patterns[name] = pattern
+            elif wildcard in name:
+                patterns.update({name.replace(wildcard, str(value)): pattern.replace(wildcard, str(value))
+                                 for value in values[wildcard[1:-1]]})
+            else:
+                patterns[name] = [pattern.replace(wildcard, str(value)) for value in values[wildcard[1:-1]]]
+        return patterns
 
     def outputs_of(self, name: str, run_ids) -> list[str]:
         """The file ``name`` of each run, in the order given."""

@@ -67,11 +67,6 @@ def tabular_inputs(tabular: dict, wildcards: dict, spec: dict) -> dict[str, str]
     return {**searches, **panel_data(tabular, wildcards, spec)}
 
 
-def ensemble_outputs(tabular: dict) -> dict[str, str]:
-    """A fitted ensemble per boosting library, beside the run's records."""
-    return {f"ensemble_{library}": f"_{library}.joblib" for library in tabular.get("boosting", {})}
-
-
 def pretrain_grid(lmc: dict) -> dict[str, dict]:
     """One pretraining per outer seed of the pretrained branch, each with the whole LMC config (the
     models its jobs build)."""
@@ -129,8 +124,9 @@ RUN_TABULAR_SEARCH = RunFamily(
 
 # Figs 5, 14: the tabular panels' runs (network, trees, boosting), a fitted ensemble per boosting library.
 RUN_TABULAR = RunFamily(
-    DOCUMENT, "", "tabular", tabular_grid, "{panel}/seed{seed}", {"records": ".csv", "provenance": ".json"},
-    rule_name="telescoping_tabular_run", configured_outputs=ensemble_outputs,
+    DOCUMENT, "", "tabular", tabular_grid, "{panel}/seed{seed}",
+    {"records": ".csv", "provenance": ".json", "ensemble_{library}": "_{library}.joblib"},
+    rule_name="telescoping_tabular_run", expands=lambda tabular: {"library": list(tabular.get("boosting", {}))},
     configured=lambda tabular: bool(tabular.get("panels")), inputs=tabular_inputs,
     params=lambda tabular, wildcards, spec: {"experiment": tabular, "searched": searched_models(tabular)}, device=True,
     records_script=False, budget="training")
