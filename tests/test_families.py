@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from linearlens.config import load_scale
-from linearlens.families import CHAPTER, RUN, RUN_STATE, RunFamily, declared_families
+from linearlens.families import CHAPTER, RUN, RUN_STATE, RunFamily, declared_families, spec_as, spec_keys
 from linearlens.manifests import george_thesis as george_manifest
 from linearlens.manifests import george_thesis_runs as george
 from linearlens.manifests import iterative_linearisation_runs as il
@@ -83,6 +83,9 @@ def test_a_job_may_take_params_from_its_wildcards():
     assert RunFamily("doc", "", "lmc", lambda group: {}, "seed{seed}", {"rows": ".csv"}).params(
         {}, {"seed": "0"}, {"lr": 1}) == {"spec": {"lr": 1}}
     assert family.wildcards_of("b/seed3") == {"branch": "b", "seed": "3"}
+    assert spec_as("run")({}, {}, {"lr": 1}) == {"run": {"lr": 1}}
+    assert spec_as("spec", sorted)({}, {}, {"lr": 1, "eps": 2}) == {"spec": ["eps", "lr"]}
+    assert spec_keys({}, {}, {"lr": 1, "eps": 2}) == {"lr": 1, "eps": 2}
 
 
 def test_the_converted_il_runs_keep_the_params_their_rule_recorded():
