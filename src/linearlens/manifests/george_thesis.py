@@ -76,13 +76,12 @@ def _configured(group: str, chapter: str = "ch6"):
     return lambda config: chapter_group(config, chapter, group) is not None
 
 
-def group_figure(figure_id: str, title: str, section: str, group: str, inputs_of, caption: str = "",
-                 data_source: str = "", plot: str | None = None) -> Entry:
+def group_figure(figure_id: str, title: str, section: str, group: str, inputs_of, *, plot: str,
+                 caption: str = "", data_source: str = "") -> Entry:
     """A figure of a group of its chapter whose plot, the function ``plot`` of the chapter's figure
-    module, reads the group's files (``inputs_of(spec)``) and takes the group's config as its params.
-    The entries of chapters 4 and 5 leave ``plot`` to their id (plot_<id>) until they name it."""
+    module, reads the group's files (``inputs_of(spec)``) and takes the group's config as its params."""
     chapter = chapter_of(figure_id)
-    return Entry(figure_id, title, section, plot=f"{FIGURES}.{chapter}:{plot or f'plot_{figure_id}'}",
+    return Entry(figure_id, title, section, plot=f"{FIGURES}.{chapter}:{plot}",
                  caption=caption, inputs=lambda config: inputs_of(chapter_group(config, chapter, group)),
                  params=lambda config: chapter_group(config, chapter, group),
                  configured=_configured(group, chapter), data_source=data_source)
@@ -159,8 +158,8 @@ def cifar_inputs(group: str):
     return lambda spec: {"runs": group_files(RUN_SEARCH, group, spec), "provenance": [paths.provenance(spec["dataset"])]}
 
 
-def cifar_figure(figure_id: str, title: str, section: str, group: str, caption: str) -> Entry:
-    return group_figure(figure_id, title, section, group, cifar_inputs(group), caption=caption)
+def cifar_figure(figure_id: str, title: str, section: str, group: str, caption: str, *, plot: str) -> Entry:
+    return group_figure(figure_id, title, section, group, cifar_inputs(group), plot=plot, caption=caption)
 
 
 # --- Chapter 5: the runs of each figure group --------------------------------------------------
@@ -225,18 +224,18 @@ def spurious_inputs(spec: dict, figure: str) -> dict[str, list[str]]:
     return inputs
 
 
-def difficulty_figure(figure_id: str, title: str, section: str, note: str = "") -> Entry:
+def difficulty_figure(figure_id: str, title: str, section: str, note: str = "", *, plot: str) -> Entry:
     """Figs 5.2, C.1-C.6: the runs (and C-score bins) the figure reads; the data name themselves
     through their provenance, the plots add the C-scores' source."""
-    return Entry(figure_id, title, section, note=note, plot=f"{FIGURES_CH5}:plot_{figure_id}",
+    return Entry(figure_id, title, section, note=note, plot=f"{FIGURES_CH5}:{plot}",
                  inputs=lambda config: difficulty_figure_inputs(ch5_group(config, "difficulty"), figure_id),
                  params=lambda config: ch5_group(config, "difficulty"), configured=_configured("difficulty", "ch5"))
 
 
-def spurious_figure(figure_id: str, title: str, section: str) -> Entry:
+def spurious_figure(figure_id: str, title: str, section: str, *, plot: str) -> Entry:
     """Figs 5.3, C.7, C.8: the runs of the figure's seeds; the stand-in data name themselves through
     their datasets' provenance."""
-    return Entry(figure_id, title, section, plot=f"{FIGURES_CH5}:plot_{figure_id}",
+    return Entry(figure_id, title, section, plot=f"{FIGURES_CH5}:{plot}",
                  inputs=lambda config: spurious_inputs(ch5_group(config, "spurious"), figure_id),
                  params=lambda config: spurious_params(ch5_group(config, "spurious"), figure_id),
                  configured=lambda config: spurious_configured(ch5_group(config, "spurious"), figure_id))
@@ -407,11 +406,9 @@ def complexity_measures(spec: dict, panel: str) -> list[str]:
             for run in complexity_runs(spec)[panel] for seed in spec["seeds"]]
 
 
-def drawing(figure_id: str, title: str, section: str, note: str, draw: str | None = None) -> Entry:
-    """An illustrative figure drawn by the function ``draw`` of the chapter's figure module (chapter
-    4's leaves it to its id, draw_<id>, until it names it)."""
-    return Entry(figure_id, title, section, note=note,
-                 plot=f"{FIGURES}.{chapter_of(figure_id)}:{draw or f'draw_{figure_id}'}")
+def drawing(figure_id: str, title: str, section: str, note: str, *, draw: str) -> Entry:
+    """An illustrative figure drawn by the function ``draw`` of the chapter's figure module."""
+    return Entry(figure_id, title, section, note=note, plot=f"{FIGURES}.{chapter_of(figure_id)}:{draw}")
 
 
 def data_figure(figure_id: str, title: str, section: str, issue: str, remark: str = "") -> Entry:
@@ -452,45 +449,47 @@ ENTRIES = [
                  plot="plot_fig_3_7"),
     # Chapter 4: EKFAC (appendix A below)
     drawing("fig_4_1", "Cartoon of the rescaling done by exact-FIM, diagonal, KFAC and EKFAC preconditioning "
-            "(a drawing)", "Chapter 4", "drawn from the caption on a chosen 2-D covariance"),
+            "(a drawing)", "Chapter 4", "drawn from the caption on a chosen 2-D covariance", draw="draw_fig_4_1"),
     group_figure("fig_4_2", "Gradient correlations in the parameter basis vs the KFE, and KFAC vs EKFAC error "
                  "against the exact Fisher over iterations (MNIST MLP)", "Chapter 4", "mlp_classifier",
                  mlp_classifier_inputs,
                  caption="Fig 4.2: (left) |correlation| of per-example loss gradients over a block of the second "
                  "layer's parameters, in the parameter basis and in the Kronecker-factored eigenbasis (KFE); "
                  "(right) relative Frobenius error of amortised KFAC and of EKFAC against the exact empirical "
-                 "Fisher over training."),
+                 "Fisher over training.", plot="plot_fig_4_2"),
     group_figure("fig_4_3", "MNIST deep auto-encoder: training loss per epoch and per second, validation, "
                  "sensitivity to η and ε", "Chapter 4", "autoencoder", autoencoder_inputs,
                  caption="Fig 4.3: deep auto-encoder trained by EKFAC, EKFAC-ra, KFAC (amortised), SGD + BN and Adam + "
                  "BN; (a) training loss per epoch, the per-epoch best run of each optimiser's search, and (b) per "
                  "second of training, the best run at each time (every run on its own clock); (c) validation loss of the run with the best overall validation loss; "
-                 "(d) final training loss over the searched (η, ε)."),
+                 "(d) final training loss over the searched (η, ε).", plot="plot_fig_4_3"),
     group_figure("fig_4_4", "Auto-encoder: recomputation frequency of KFAC/EKFAC, and spectrum distance to the "
                  "empirical Fisher", "Chapter 4", "autoencoder", autoencoder_inputs,
                  caption="Fig 4.4: (a) training loss per epoch and (b) per second of KFAC and EKFAC recomputing their "
                  "factors or eigenbasis at several frequencies, at the hyper-parameters their search selected; (c) ℓ2 "
                  "distance between the eigenvalues of one layer's empirical Fisher and those of KFAC, EKFAC and "
-                 "EKFAC-ra in a KFE computed once at the start."),
+                 "EKFAC-ra in a KFE computed once at the start.", plot="plot_fig_4_4"),
     cifar_figure("fig_4_5", "VGG11 on CIFAR-10: EKFAC, EKFAC-ra, KFAC, SGD; loss per epoch and per second, "
                  "validation error", "Chapter 4", "vgg",
                  "Fig 4.5: VGG11 trained by EKFAC, EKFAC-ra and KFAC without BatchNorm and by SGD with and without "
                  "it; (a) training loss per epoch, the per-epoch best run of each optimiser and batch size, and (b) "
-                 "per second, the best run at each time (every run on its own clock); (c) validation error of the run with the best overall validation error."),
+                 "per second, the best run at each time (every run on its own clock); (c) validation error of the run with the best overall validation error.",
+                 plot="plot_fig_4_5"),
     cifar_figure("fig_4_6", "ResNet34 without BatchNorm on CIFAR-10: EKFAC-ra, KFAC, SGD+BN; loss per epoch and "
                  "per second, validation error", "Chapter 4", "resnet",
                  "Fig 4.6: a residual network without BatchNorm (App. A.3's initialisation) trained by EKFAC-ra "
                  "and KFAC, and with BatchNorm by SGD, the thesis's three (the group's EKFAC runs are Figs A.3 and "
-                 "A.5's); panels as Fig 4.5."),
+                 "A.5's); panels as Fig 4.5.", plot="plot_fig_4_6"),
     # Chapter 5: lazy vs hasty (appendix C below)
     group_figure("fig_5_1", "Yin-yang toy: training loss of non-linear and linearised runs, and Δloss maps at "
-               "three loss thresholds", "Chapter 5", "toy", toy_inputs, data_source=TOY_DATA),
+                 "three loss thresholds", "Chapter 5", "toy", toy_inputs, data_source=TOY_DATA, plot="plot_fig_5_1"),
     difficulty_figure("fig_5_2", "ResNet18 on CIFAR-10, α = 1 vs α = 100: loss per C-score group, clean vs "
-                      "noisy-label loss, linearity metrics", "Chapter 5"),
+                      "noisy-label loss, linearity metrics", "Chapter 5", plot="plot_fig_5_2"),
     spurious_figure("fig_5_3", "Spurious correlations on CelebA and Waterbirds: accuracy with and without the "
-                    "spurious feature, α = 0.5, 1 and 100", "Chapter 5"),
+                    "spurious feature, α = 0.5, 1 and 100", "Chapter 5", plot="plot_fig_5_3"),
     group_figure("fig_5_4", "Quadratic model in closed form: learning order flipped, clean labels first, spurious "
-               "feature first", "Chapter 5", "analytic", analytic_inputs, data_source=ANALYTIC_DATA),
+                 "feature first", "Chapter 5", "analytic", analytic_inputs, data_source=ANALYTIC_DATA,
+                 plot="plot_fig_5_4"),
     # Chapter 6: NTK alignment (appendix B below)
     group_figure("fig_6_1", "Eigenfunctions of the tangent kernel on the 2-D disk task over training",
                  "Chapter 6", "disk", disk_inputs, plot="plot_fig_6_1"),
@@ -510,18 +509,20 @@ ENTRIES = [
     # Appendix A: EKFAC supplementary
     cifar_figure("fig_A_1", "VGG11 on CIFAR-10: KFAC vs EKFAC training loss per epoch for several batch sizes",
                  "Appendix A", "vgg", "Fig A.1: KFAC and EKFAC (amortised) per epoch at each batch size, the "
-                 "per-epoch best run of each."),
+                 "per-epoch best run of each.", plot="plot_fig_A_1"),
     cifar_figure("fig_A_2", "VGG11 on CIFAR-10: training loss per iteration and per second for several batch sizes",
                  "Appendix A", "vgg", "Fig A.2: KFAC and EKFAC at each batch size, (a) per iteration (the per-epoch "
-                 "best run) and (b) per second (the best run at each time, every run on its own clock)."),
+                 "best run) and (b) per second (the best run at each time, every run on its own clock).",
+                 plot="plot_fig_A_2"),
     cifar_figure("fig_A_3", "ResNet34 on CIFAR-10: KFAC vs EKFAC for several batch sizes", "Appendix A", "resnet",
-                 "Fig A.3: as Fig A.1 for the residual network without BatchNorm."),
+                 "Fig A.3: as Fig A.1 for the residual network without BatchNorm.", plot="plot_fig_A_3"),
     cifar_figure("fig_A_4", "VGG11 on CIFAR-10 with a learning-rate schedule: loss per epoch and per second",
                  "Appendix A", "vgg", "Fig A.4: each optimiser at its batch size with η halved at fixed epochs; "
                  "(a) per epoch, the per-epoch best run; (b) per second, the best run at each time (every run on its "
-                 "own clock)."),
+                 "own clock).", plot="plot_fig_A_4"),
     cifar_figure("fig_A_5", "ResNet34 on CIFAR-10 with a learning-rate schedule: loss per epoch and per second",
-                 "Appendix A", "resnet", "Fig A.5: as Fig A.4 for the residual network without BatchNorm."),
+                 "Appendix A", "resnet", "Fig A.5: as Fig A.4 for the residual network without BatchNorm.",
+                 plot="plot_fig_A_5"),
     # Appendix B: NTK alignment supplementary
     group_figure("fig_B_1", "VGG11 on CIFAR-10: output change along the top-50 right singular vectors of the "
                  "Jacobian vs 50 random directions", "Appendix B", "perturbation", perturbation_inputs,
@@ -549,19 +550,24 @@ ENTRIES = [
                   plot="plot_fig_B_8"),
     # Appendix C: lazy vs hasty supplementary
     difficulty_figure("fig_C_1", "As Fig 5.2 (noisy labels) with α = 1 and learning rates from 0.01 to 1e-6: the "
-                      "learning rate is not α", "Appendix C"),
-    difficulty_figure("fig_C_2", "As Fig 5.2 with other seeds (initialisation and batch order)", "Appendix C"),
+                      "learning rate is not α", "Appendix C", plot="plot_fig_C_1"),
+    difficulty_figure("fig_C_2", "As Fig 5.2 with other seeds (initialisation and batch order)", "Appendix C",
+                      plot="plot_fig_C_2"),
     difficulty_figure("fig_C_3", "As Fig 5.2 with VGG11: noisy-label experiment", "Appendix C",
-                      "caption identical to C.4; §C.6 says C.3 is the noisy-label one"),
+                      "caption identical to C.4; §C.6 says C.3 is the noisy-label one", plot="plot_fig_C_3"),
     difficulty_figure("fig_C_4", "As Fig 5.2 with VGG11: C-score experiment", "Appendix C",
-                      "caption identical to C.3; §C.6 says C.4 is the C-score one"),
-    difficulty_figure("fig_C_5", "As Fig 5.2: non-linear minus linear loss per C-score group", "Appendix C"),
+                      "caption identical to C.3; §C.6 says C.4 is the C-score one", plot="plot_fig_C_4"),
+    difficulty_figure("fig_C_5", "As Fig 5.2: non-linear minus linear loss per C-score group", "Appendix C",
+                      plot="plot_fig_C_5"),
     difficulty_figure("fig_C_6", "Accuracy version of Fig 5.2: noisy-label memorisation and accuracy per C-score "
-                      "group", "Appendix C"),
-    spurious_figure("fig_C_7", "As Fig 5.3 (spurious correlations, CelebA) with other seeds", "Appendix C"),
-    spurious_figure("fig_C_8", "As Fig 5.3 (spurious correlations, Waterbirds) with other seeds", "Appendix C"),
+                      "group", "Appendix C", plot="plot_fig_C_6"),
+    spurious_figure("fig_C_7", "As Fig 5.3 (spurious correlations, CelebA) with other seeds", "Appendix C",
+                    plot="plot_fig_C_7"),
+    spurious_figure("fig_C_8", "As Fig 5.3 (spurious correlations, Waterbirds) with other seeds", "Appendix C",
+                    plot="plot_fig_C_8"),
     group_figure("fig_C_9", "Unconstrained 2-layer linear MLP on the three analytical datasets: per-group curves as "
-               "in Fig 5.4", "Appendix C", "analytic", twolayer_inputs, data_source=ANALYTIC_DATA),
+                 "in Fig 5.4", "Appendix C", "analytic", twolayer_inputs, data_source=ANALYTIC_DATA,
+                 plot="plot_fig_C_9"),
 ]
 
 
