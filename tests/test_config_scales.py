@@ -8,6 +8,7 @@ import yaml
 from linearlens.config import (
     CONFIG_DIR,
     DEFAULTS,
+    FROM_BASE,
     ORDER,
     REMOVE,
     REPLACE,
@@ -112,8 +113,23 @@ def test_the_shipped_command_lines_compose_the_shipped_scales():
 
 
 def test_each_scale_declares_its_own_datasets():
+    base = read_layer(CONFIG_DIR / "base.yaml")["datasets"]
     for scale in ("smoke", "quick", "paper"):
-        assert load_scale(scale)["datasets"] == read_layer(CONFIG_DIR / f"{scale}.yaml")["datasets"]
+        own = read_layer(CONFIG_DIR / f"{scale}.yaml")["datasets"]
+        assert load_scale(scale)["datasets"] == {name: base[name] if entry == FROM_BASE else entry
+                                                 for name, entry in own.items()}
+    assert FROM_BASE not in read_layer(CONFIG_DIR / "paper.yaml")["datasets"].values()
+
+
+def test_a_scale_takes_a_base_dataset_only_by_naming_it(tmp_path):
+    write_scales(tmp_path, {"datasets": {"shared": {"n": 1}, "other": {"n": 2}}},
+                 quick={"datasets": {"own": {"n": 3}, "shared": FROM_BASE}}, paper={"datasets": {"real": {"n": 4}}},
+                 smoke={"datasets": {"missing": FROM_BASE}})
+    assert compose("quick", config_dir=tmp_path)["datasets"] == {"own": {"n": 3}, "shared": {"n": 1}}
+    assert list(compose("quick", config_dir=tmp_path)["datasets"]) == ["own", "shared"]
+    assert compose("paper", config_dir=tmp_path)["datasets"] == {"real": {"n": 4}}
+    with pytest.raises(ConfigError, match="names no entry of the base's datasets: \\['missing'\\]"):
+        compose("smoke", config_dir=tmp_path)
 
 
 def test_an_unknown_scale_and_a_wrong_value_name_their_key():

@@ -100,8 +100,9 @@ def validate_config(config: dict, schema_path: str | Path, source: str = "config
 #     settings as written), and merging puts the keys a layer adds after the ones below it: a
 #     scale whose keys come in another order states that mapping whole (or gives its ORDER);
 #   - the datasets block of a scale's first overlay replaces the base's instead of merging into it,
-#     so a paper run never inherits a stand-in. A later layer (the rehearsal, a user's file)
-#     merges into the scale's datasets as into any block;
+#     so a paper run never inherits a stand-in. An entry of it set to FROM_BASE is the base's entry
+#     of that name (a stand-in two scales share, stated once and taken only where named). A later
+#     layer (the rehearsal, a user's file) merges into the scale's datasets as into any block;
 #   - a group of sibling entries may hold a `DEFAULTS` mapping: once every layer is merged, each
 #     entry of the group is that mapping with the entry merged over it (the entry's values win).
 #     The defaults' keys come first, in their order, then the entry's own: a layer changes a
@@ -127,6 +128,7 @@ REMOVE = "__remove__"
 REPLACE = "__replace__"
 DEFAULTS = "__defaults__"
 ORDER = "__order__"
+FROM_BASE = "__base__"
 REPLACED_PER_SCALE = ("datasets",)
 
 
@@ -181,13 +183,23 @@ def compose(scale: str, user_layers=(), config_dir: str | Path = CONFIG_DIR) -> 
     base, *overlays = (read_layer(path) for path in scale_files(scale, config_dir))
     config = base
     for index, layer in enumerate(overlays):
-        if index == 0:  # the scale's own datasets, never the base's
+        if index == 0:  # the scale's own datasets, never the base's (but those it names)
+            layer = {key: _taken_from_base(value, base.get(key, {}), key) if key in REPLACED_PER_SCALE else value
+                     for key, value in layer.items()}
             config = {key: value for key, value in config.items()
                       if not (key in REPLACED_PER_SCALE and key in layer)}
         config = overlay(config, layer)
     for layer in user_layers:
         config = overlay(config, layer)
     return with_defaults_applied(config)
+
+
+def _taken_from_base(block: dict, base_block: dict, key: str) -> dict:
+    """A scale's own ``block`` with each entry set to FROM_BASE replaced by the base's entry of that name."""
+    missing = [name for name, value in block.items() if value == FROM_BASE and name not in base_block]
+    if missing:
+        raise ConfigError(f"config key '{key}': {FROM_BASE} names no entry of the base's {key}: {missing}")
+    return {name: base_block[name] if value == FROM_BASE else value for name, value in block.items()}
 
 
 def with_defaults_applied(config: dict, path: tuple = ()) -> dict:
