@@ -2,21 +2,21 @@
 # extraction (the NTK of a checkpoint, the tree kernel of a boosted ensemble) and their targets.
 
 
-# The method benchmarks, one rule each: the name of its settings in the config's `benchmarks`, of its
-# script (benchmark_<name>.py) and of its table -> the `threads:` kind its job takes, and the settings
-# it runs with where a scale removes its own (paper.yaml removes curvature's: no cases, an empty table).
+# The method benchmarks: one rule for each the config's `benchmarks` has (a scale may remove one:
+# paper.yaml removes curvature's). The name of its settings there, of its script
+# (benchmark_<name>.py) and of its table -> the `threads:` kind its job takes.
 METHOD_BENCHMARKS = {
-    "kernels": ("benchmark", None),  # none: the config must have its settings
-    "telescoping": ("train", {"cases": {}, "methods": [], "timeout_s": 1}),  # as the training runs it measures
-    "iterative_linearisation": ("benchmark", {"cases": {}, "steps": 1, "timeout_s": 1}),
-    "curvature": ("benchmark", {"models": [], "n": [], "operations": [], "methods": [], "dtype": "float32",
-                                "timeout_s": 1}),
-    "optimisers": ("benchmark", {"cases": {}, "methods": ["sgd"], "timeout_s": 1}),
+    "kernels": "benchmark",
+    "telescoping": "train",  # as the training runs it measures
+    "iterative_linearisation": "benchmark",
+    "curvature": "benchmark",
+    "optimisers": "benchmark",
 }
+CONFIGURED_BENCHMARKS = [name for name in METHOD_BENCHMARKS if name in config["benchmarks"]]
 
 
-for measured, (threads_kind, unset) in METHOD_BENCHMARKS.items():
-    measured_settings = config["benchmarks"][measured] if unset is None else config["benchmarks"].get(measured, unset)
+for measured in CONFIGURED_BENCHMARKS:
+    measured_settings = config["benchmarks"][measured]
 
     rule:
         name:
@@ -33,7 +33,7 @@ for measured, (threads_kind, unset) in METHOD_BENCHMARKS.items():
             script=lambda wildcards, output, script=f"benchmark_{measured}.py": script,
         log:
             paths.log(f"benchmark_{measured}"),
-        threads: threads_for(threads_kind)
+        threads: threads_for(METHOD_BENCHMARKS[measured])
         resources:
             **job_resources("kernels", device=True),
         conda:
@@ -42,6 +42,7 @@ for measured, (threads_kind, unset) in METHOD_BENCHMARKS.items():
             "../src/scripts/{params.script}"
 
 
+# The kernel benchmark's figure (the `benchmarks` target asks for it where the config has that benchmark).
 rule plot_kernel_benchmark:
     input:
         paths.benchmark("kernels"),
@@ -62,8 +63,9 @@ rule plot_kernel_benchmark:
 
 rule benchmarks:
     input:
-        rules.plot_kernel_benchmark.output,  # which reads the kernel benchmark's table
-        [paths.benchmark(name) for name in METHOD_BENCHMARKS if name != "kernels"],
+        # the kernel benchmark's figure, which reads its table
+        rules.plot_kernel_benchmark.output if "kernels" in CONFIGURED_BENCHMARKS else [],
+        [paths.benchmark(name) for name in CONFIGURED_BENCHMARKS if name != "kernels"],
         # Karp ch. 3's runs, where the config has them (the rule is in rules/karp_thesis/ch3.smk)
         [paths.benchmark("local_signal")] if config.get("karp_thesis", {}).get("ch3", {}).get("images") else [],
 
