@@ -3,43 +3,43 @@
 
 
 # The method benchmarks: one rule for each the config's `benchmarks` has (a scale may remove one:
-# paper.yaml removes curvature's). The name of its settings there, of its script
-# (benchmark_<name>.py) and of its table -> the `threads:` kind its job takes.
+# paper.yaml removes curvature's). The name of its settings there and of its table -> the library
+# function that runs it (its module's import closure is the job's code) and the `threads:` kind its
+# job takes.
 METHOD_BENCHMARKS = {
-    "kernels": "benchmark",
-    "telescoping": "train",  # as the training runs it measures
-    "iterative_linearisation": "benchmark",
-    "curvature": "benchmark",
-    "optimisers": "benchmark",
+    "kernels": ("linearlens.benchmarks.kernels:run_kernel_benchmark", "benchmark"),
+    # as the training runs it measures
+    "telescoping": ("linearlens.benchmarks.telescoping:run_tracking_benchmark", "train"),
+    "iterative_linearisation": ("linearlens.benchmarks.iterative_linearisation:run_step_benchmark", "benchmark"),
+    "curvature": ("linearlens.benchmarks.curvature:run_curvature_benchmark", "benchmark"),
+    "optimisers": ("linearlens.benchmarks.optimisers:run_optimiser_benchmark", "benchmark"),
 }
 CONFIGURED_BENCHMARKS = [name for name in METHOD_BENCHMARKS if name in config["benchmarks"]]
 
 
 for measured in CONFIGURED_BENCHMARKS:
-    measured_settings = config["benchmarks"][measured]
+    run_benchmark, threads_kind = METHOD_BENCHMARKS[measured]
 
     rule:
         name:
             f"benchmark_{measured}"
         input:
-            code=script_code(f"benchmark_{measured}.py", measured_settings),
+            code=function_code("benchmark_method.py", run_benchmark, specs=[config["benchmarks"][measured]]),
         output:
             paths.benchmark(measured),
         params:
-            settings=canonical(measured_settings),
+            run=run_benchmark,
+            settings=canonical(config["benchmarks"][measured]),
             device=config["device"],
-            # Snakemake reads `script:` when the job runs, after this loop has moved on, so the path
-            # takes the name from a param: one derived from the output, which Snakemake does not record
-            script=lambda wildcards, output, script=f"benchmark_{measured}.py": script,
         log:
             paths.log(f"benchmark_{measured}"),
-        threads: threads_for(METHOD_BENCHMARKS[measured])
+        threads: threads_for(threads_kind)
         resources:
             **job_resources("kernels", device=True),
         conda:
             "../envs/torch.yaml"
         script:
-            "../src/scripts/{params.script}"
+            "../src/scripts/benchmark_method.py"
 
 
 # The kernel benchmark's figure (the `benchmarks` target asks for it where the config has that benchmark).
