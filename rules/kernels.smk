@@ -2,35 +2,35 @@
 # extraction (the NTK of a checkpoint, the tree kernel of a boosted ensemble) and their targets.
 
 
-# The method benchmarks, one rule each: the name of its settings in the config's `benchmarks`, of its
-# script (benchmark_<name>.py) and of its table -> the `threads:` kind its job takes, and the settings
-# it runs with where a scale removes its own (paper.yaml removes curvature's: no cases, an empty table).
+# The method benchmarks: one rule for each the config's `benchmarks` has (a scale may remove one:
+# paper.yaml removes curvature's). The name of its settings there and of its table -> the library
+# function that runs it (its module's import closure is the job's code) and the `threads:` kind its
+# job takes.
 METHOD_BENCHMARKS = {
-    "kernels": ("benchmark", None),  # none: the config must have its settings
-    "telescoping": ("train", {"cases": {}, "methods": [], "timeout_s": 1}),  # as the training runs it measures
-    "iterative_linearisation": ("benchmark", {"cases": {}, "steps": 1, "timeout_s": 1}),
-    "curvature": ("benchmark", {"models": [], "n": [], "operations": [], "methods": [], "dtype": "float32",
-                                "timeout_s": 1}),
-    "optimisers": ("benchmark", {"cases": {}, "methods": ["sgd"], "timeout_s": 1}),
+    "kernels": ("linearlens.benchmarks.kernels:run_kernel_benchmark", "benchmark"),
+    # as the training runs it measures
+    "telescoping": ("linearlens.benchmarks.telescoping:run_tracking_benchmark", "train"),
+    "iterative_linearisation": ("linearlens.benchmarks.iterative_linearisation:run_step_benchmark", "benchmark"),
+    "curvature": ("linearlens.benchmarks.curvature:run_curvature_benchmark", "benchmark"),
+    "optimisers": ("linearlens.benchmarks.optimisers:run_optimiser_benchmark", "benchmark"),
 }
+CONFIGURED_BENCHMARKS = [name for name in METHOD_BENCHMARKS if name in config["benchmarks"]]
 
 
-for measured, (threads_kind, unset) in METHOD_BENCHMARKS.items():
-    measured_settings = config["benchmarks"][measured] if unset is None else config["benchmarks"].get(measured, unset)
+for measured in CONFIGURED_BENCHMARKS:
+    run_benchmark, threads_kind = METHOD_BENCHMARKS[measured]
 
     rule:
         name:
             f"benchmark_{measured}"
         input:
-            code=script_code(f"benchmark_{measured}.py", measured_settings),
+            code=function_code("benchmark_method.py", run_benchmark, specs=[config["benchmarks"][measured]]),
         output:
             paths.benchmark(measured),
         params:
-            settings=canonical(measured_settings),
+            run=run_benchmark,
+            settings=canonical(config["benchmarks"][measured]),
             device=config["device"],
-            # Snakemake reads `script:` when the job runs, after this loop has moved on, so the path
-            # takes the name from a param: one derived from the output, which Snakemake does not record
-            script=lambda wildcards, output, script=f"benchmark_{measured}.py": script,
         log:
             paths.log(f"benchmark_{measured}"),
         threads: threads_for(threads_kind)
@@ -39,9 +39,10 @@ for measured, (threads_kind, unset) in METHOD_BENCHMARKS.items():
         conda:
             "../envs/torch.yaml"
         script:
-            "../src/scripts/{params.script}"
+            "../src/scripts/benchmark_method.py"
 
 
+# The kernel benchmark's figure (the `benchmarks` target asks for it where the config has that benchmark).
 rule plot_kernel_benchmark:
     input:
         paths.benchmark("kernels"),
@@ -62,8 +63,9 @@ rule plot_kernel_benchmark:
 
 rule benchmarks:
     input:
-        rules.plot_kernel_benchmark.output,  # which reads the kernel benchmark's table
-        [paths.benchmark(name) for name in METHOD_BENCHMARKS if name != "kernels"],
+        # the kernel benchmark's figure, which reads its table
+        rules.plot_kernel_benchmark.output if "kernels" in CONFIGURED_BENCHMARKS else [],
+        [paths.benchmark(name) for name in CONFIGURED_BENCHMARKS if name != "kernels"],
         # Karp ch. 3's runs, where the config has them (the rule is in rules/karp_thesis/ch3.smk)
         [paths.benchmark("local_signal")] if config.get("karp_thesis", {}).get("ch3", {}).get("images") else [],
 

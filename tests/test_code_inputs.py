@@ -152,3 +152,8 @@ def test_a_rule_s_code_inputs_hold_its_script_closure_and_the_models_its_specs_n
     assert script_code("init_model.py", {"name": "vgg"}) == plain  # a bare model spec names no model
     assert "src/linearlens/figures/george_thesis/ch6.py" in function_code(
         "plot_figure.py", "linearlens.figures.george_thesis.ch6:plot_fig_6_2")
+    optimisers = "linearlens.benchmarks.optimisers:run_optimiser_benchmark"
+    benchmark = function_code("benchmark_method.py", optimisers)
+    assert "src/linearlens/benchmarks/optimisers.py" in benchmark and "src/linearlens/models/vgg.py" not in benchmark
+    assert "src/linearlens/models/vgg.py" in function_code(
+        "benchmark_method.py", optimisers, specs=[{"cases": {"vgg11": {"model": {"name": "vgg", "depth": 11}}}}])

@@ -17,7 +17,6 @@ from torch import nn
 from configured import claim_thresholds
 from linearlens.analysis.george_thesis.ch6 import (
     COMPLEXITY_MEASURES,
-    complexity_measures_paths,
     complexity_run_specs,
     complexity_runs,
     gap_correlations,
@@ -42,6 +41,8 @@ from linearlens.data.prepared import save_prepared
 from linearlens.experiments.george_thesis.ch6 import ComplexityRun, complexity_run
 from linearlens.figures.george_thesis.ch6 import plot_fig_6_6
 from linearlens.kernels.ntk import ntk_by_jacobian
+from linearlens.manifests import george_thesis as george_manifest
+from linearlens.manifests.george_thesis_runs import RUN_COMPLEXITY
 from linearlens.manifests.jobs import ClaimsJob, FigureJob
 from linearlens.models.cnn import small_cnn
 from linearlens.models.mlp import mlp
@@ -306,18 +307,20 @@ def test_trace_probe_is_the_trace_of_the_probe_gram(digits_npz):
     assert row["update_norm_sum"] == 0.0
 
 
-def test_tiny_runs_to_figure_and_claims(digits_npz, tmp_path):
+def test_tiny_runs_to_figure_and_claims(digits_npz, tmp_path, monkeypatch):
     spec = tiny_spec()
-    root = tmp_path / "runs"
+    monkeypatch.chdir(tmp_path)  # each run's files where the workflow writes them, relative to here
     for name, run in complexity_run_specs(spec).items():
         for seed in spec["seeds"]:
             records, final = complexity_run(digits_npz, run, seed)
-            (root / name).mkdir(parents=True, exist_ok=True)
-            records.to_csv(root / name / f"seed{seed}.csv", index=False)
-            (root / name / f"seed{seed}.json").write_text(json.dumps(final))
+            run_id = RUN_COMPLEXITY.id_of({"run": name, "seed": seed})
+            measures = tmp_path / RUN_COMPLEXITY.output("measures", run_id)
+            measures.parent.mkdir(parents=True, exist_ok=True)
+            records.to_csv(RUN_COMPLEXITY.output("records", run_id), index=False)
+            measures.write_text(json.dumps(final))
             assert final["learning_flow"] > 0 and final["update_norm_sum"] > 0
             assert final["gap"] == pytest.approx(final["test_error"] - final["train_error"])
-    inputs = {panel: complexity_measures_paths(spec, panel, str(root)) for panel in spec["panels"]}
+    inputs = {panel: george_manifest.complexity_measures(spec, panel) for panel in spec["panels"]}
     finals = read_complexity_finals(inputs, spec)
     assert len(finals) == 12 and set(finals["value"][finals["panel"] == "channels"]) == {2, 4}
     assert finals.loc[finals["panel"] == "channels", "neyshabur"].isna().all()

@@ -413,3 +413,15 @@ def test_kernel_benchmark_runs_and_its_routes_agree(tmp_path):
     steps = pd.read_csv(workdir / "results" / "benchmarks" / "iterative_linearisation.csv")
     assert set(steps["method"]) == {"ordinary", "linearised"} and (steps["status"] == "ok").all()
     assert (steps["seconds_per_step"] > 0).all() and (steps.loc[steps.method == "ordinary", "time_vs_ordinary"] == 1).all()
+
+
+def test_a_benchmark_the_config_removes_plans_no_job(tmp_path):
+    """A scale may remove a method benchmark (paper.yaml removes curvature's): the `benchmarks` target
+    then plans no job for it, not one that asks a GPU for hours to time an empty grid."""
+    workdir = workflow_copy(tmp_path)
+    (workdir / "mine.yaml").write_text("benchmarks: {curvature: __remove__}\n")
+    result = snakemake(workdir, "benchmarks", "-n", "--config", "scale=smoke", "--configfile", "mine.yaml")
+    assert result.returncode == 0, result.stderr[-3000:]
+    counts = job_counts(result.stdout + result.stderr)
+    assert "benchmark_curvature" not in counts
+    assert {f"benchmark_{name}" for name in ("kernels", "telescoping", "iterative_linearisation", "optimisers")} <= set(counts)

@@ -103,21 +103,24 @@ def _relative(files) -> list[str]:
     return sorted(os.path.relpath(path) for path in files)
 
 
+def _model_files(specs) -> set[Path]:
+    """The modules of the zoo models ``specs`` name (under a key "model")."""
+    return {file for name in sorted(named_models(list(specs))) for file in module_closure(model_module(name))}
+
+
 def script_code(script: str, *specs) -> list[str]:
     """A job's code inputs: the library files its script (``src/scripts/<script>``) imports, directly
     or not, and the modules of the zoo models its specs name (under a key "model": the zoo imports
     those by name at run time). Editing one of them reruns the job; adding or editing any other
     module does not."""
-    files = set(import_closure(SCRIPTS / script))
-    for name in sorted(named_models(list(specs))):
-        files.update(module_closure(model_module(name)))
-    return _relative(files)
+    return _relative(set(import_closure(SCRIPTS / script)) | _model_files(specs))
 
 
-def function_code(script: str, *functions: str) -> list[str]:
-    """Code inputs of a generated rule: its script's import closure and that of each module named
-    by a "module:function" its manifest entry gives."""
-    files = set(import_closure(SCRIPTS / script))
+def function_code(script: str, *functions: str, specs=()) -> list[str]:
+    """Code inputs of a generated rule: its script's import closure, that of each module named by a
+    "module:function" its manifest entry (or its benchmark) gives, and as ``script_code`` the modules
+    of the zoo models its specs name."""
+    files = set(import_closure(SCRIPTS / script)) | _model_files(specs)
     for function in functions:
         files.update(module_closure(function.split(":")[0]))
     return _relative(files)

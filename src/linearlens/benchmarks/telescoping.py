@@ -62,7 +62,7 @@ def tracking_case(case: dict) -> dict:
             "heap": "glibc defaults" if os.environ.keys().isdisjoint(HEAP_ENVIRONMENT) else "kept"}
 
 
-def run_tracking_benchmark(settings: dict, threads: int, log, device: str = "cpu") -> pd.DataFrame:
+def run_tracking_benchmark(settings: dict, device: str, threads: int, log) -> pd.DataFrame:
     rows = []
     for name, case in settings["cases"].items():
         for method in settings["methods"]:

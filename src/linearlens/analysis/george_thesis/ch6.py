@@ -336,11 +336,6 @@ def ordered_panels(spec: dict) -> list[str]:
     return sorted(spec["panels"], key=key)
 
 
-def complexity_measures_paths(spec: dict, panel: str, root: str) -> list[str]:
-    """The final-measure files of one panel under ``root``: one per run and seed."""
-    return [f"{root}/{name}/seed{seed}.json" for name in complexity_runs(spec)[panel] for seed in spec["seeds"]]
-
-
 def learning_flow_complexity(steps: np.ndarray, norm_sums: np.ndarray, traces: np.ndarray,
                              trace_scale: float = 1.0) -> float:
     """C(f) = Σ_t ‖δw_t‖ ‖Φ_t‖_F (eq. 6.4.11) with ‖Φ_t‖_F = sqrt(Tr K_t) evaluated at the steps
