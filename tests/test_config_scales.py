@@ -74,8 +74,17 @@ def test_a_replacing_mapping_keeps_its_own_keys_in_its_own_order():
 def test_remove_deletes_a_setting_and_null_stays_a_value():
     base = {"a": 1, "b": {"c": 2, "d": None}, "e": 5}
     assert overlay(base, {"b": {"c": REMOVE}, "e": None}) == {"a": 1, "b": {"d": None}, "e": None}
-    assert overlay(base, {"b": REMOVE, "f": {"g": REMOVE, "h": 1}}) == {"a": 1, "e": 5, "f": {"h": 1}}
+    assert overlay(base, {"b": REMOVE, "f": {"h": 1}}) == {"a": 1, "e": 5, "f": {"h": 1}}
     assert base == {"a": 1, "b": {"c": 2, "d": None}, "e": 5}
+
+
+def test_a_remove_in_a_setting_a_layer_adds_is_an_error_not_a_silent_no_op():
+    # an entry new in a layer cannot remove its group's default: the defaults apply after every layer
+    base = {"group": {DEFAULTS: {"model": "mlp", "steps": 3}, "old": {}}}
+    with pytest.raises(ConfigError, match=r"group\.new.*__remove__ of \['model'\]"):
+        overlay(base, {"group": {"new": {"model": REMOVE}}})
+    with pytest.raises(ConfigError, match="__remove__"):
+        overlay(base, {"group": {REPLACE: True, "old": {"steps": REMOVE}}})
 
 
 def write_scales(directory, base, **overlays):
@@ -159,7 +168,7 @@ def test_removing_a_setting_that_is_not_there_fails_instead_of_leaving_a_default
     (tmp_path / "base.yaml").write_text(yaml.safe_dump(base))
     # the entry does not hold lr (its group's default does): a silent no-op would keep lr = 0.1
     (tmp_path / "quick.yaml").write_text(yaml.safe_dump({"runs": {"a": {"lr": REMOVE}}}))
-    with pytest.raises(ConfigError, match="'lr'"):
+    with pytest.raises(ConfigError, match=r"'runs\.a\.lr'"):
         compose("quick", config_dir=tmp_path)
 
 

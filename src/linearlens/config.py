@@ -150,25 +150,32 @@ def _unshared(value):
     return value
 
 
-def overlay(config: dict, layer: dict) -> dict:
+def overlay(config: dict, layer: dict, path: str = "") -> dict:
     """``config`` with ``layer`` merged over it (a new mapping; neither argument changes)."""
     merged = dict(config)
     for key, value in layer.items():
+        where = f"{path}.{key}" if path else str(key)
         if value == REMOVE:
             if key not in merged:  # e.g. a group's default, which an entry cannot remove
-                raise ConfigError(f"config key {key!r}: {REMOVE} of a setting that is not there")
+                raise ConfigError(f"config key {where!r}: {REMOVE} of a setting that is not there")
             del merged[key]
         elif isinstance(value, dict) and isinstance(merged.get(key), dict) and value.get(REPLACE) is not True:
-            merged[key] = overlay(merged[key], value)
+            merged[key] = overlay(merged[key], value, where)
         else:
-            merged[key] = _without_markers(value)
+            merged[key] = _without_markers(value, where)
     return merged
 
 
-def _without_markers(value):
-    if isinstance(value, dict):
-        return {key: _without_markers(item) for key, item in value.items() if key != REPLACE and item != REMOVE}
-    return value
+def _without_markers(value, where: str):
+    """A layer's new (or replacing) setting, its REPLACE markers gone. A REMOVE inside it has nothing
+    to remove, not even a group's default (defaults apply after every layer): an error, not a no-op."""
+    if not isinstance(value, dict):
+        return value
+    if REMOVE in value.values():
+        removed = [key for key, item in value.items() if item == REMOVE]
+        raise ConfigError(f"config key {where!r}: {REMOVE} of {removed} in a setting this layer adds or replaces: "
+                          "there is nothing below it to remove")
+    return {key: _without_markers(item, f"{where}.{key}") for key, item in value.items() if key != REPLACE}
 
 
 def scale_files(scale: str, config_dir: str | Path = CONFIG_DIR) -> list[Path]:
@@ -211,7 +218,7 @@ def with_defaults_applied(config: dict, path: tuple = ()) -> dict:
         if key == DEFAULTS:
             continue
         if defaults is not None and isinstance(value, dict):
-            value = overlay(defaults, value)
+            value = overlay(defaults, value, ".".join(map(str, (*path, key))))
         expanded[key] = with_defaults_applied(value, (*path, key)) if isinstance(value, dict) else value
     return _in_stated_order(expanded, path)
 
