@@ -67,7 +67,9 @@ rule benchmarks:
         rules.plot_kernel_benchmark.output if "kernels" in CONFIGURED_BENCHMARKS else [],
         [paths.benchmark(name) for name in CONFIGURED_BENCHMARKS if name != "kernels"],
         # Karp ch. 3's runs, where the config has them (the rule is in rules/karp_thesis/ch3.smk)
-        [paths.benchmark("local_signal")] if config.get("karp_thesis", {}).get("ch3", {}).get("images") else [],
+        [paths.benchmark("local_signal")]
+        if config.get("karp_thesis", {}).get("ch3", {}).get("images") and "local_signal" in config["benchmarks"]
+        else [],
 
 
 # --- kernel extraction: the NTK of any checkpoint on a probe set -------------------------------

@@ -416,12 +416,12 @@ def test_kernel_benchmark_runs_and_its_routes_agree(tmp_path):
 
 
 def test_a_benchmark_the_config_removes_plans_no_job(tmp_path):
-    """A scale may remove a method benchmark (paper.yaml removes curvature's): the `benchmarks` target
+    """A scale may remove a benchmark (paper.yaml removes curvature's): the `benchmarks` target
     then plans no job for it, not one that asks a GPU for hours to time an empty grid."""
     workdir = workflow_copy(tmp_path)
-    (workdir / "mine.yaml").write_text("benchmarks: {curvature: __remove__}\n")
+    (workdir / "mine.yaml").write_text("benchmarks: {curvature: __remove__, local_signal: __remove__}\n")
     result = snakemake(workdir, "benchmarks", "-n", "--config", "scale=smoke", "--configfile", "mine.yaml")
     assert result.returncode == 0, result.stderr[-3000:]
     counts = job_counts(result.stdout + result.stderr)
-    assert "benchmark_curvature" not in counts
+    assert "benchmark_curvature" not in counts and "benchmark_local_signal" not in counts
     assert {f"benchmark_{name}" for name in ("kernels", "telescoping", "iterative_linearisation", "optimisers")} <= set(counts)

@@ -62,23 +62,25 @@ if KARP_CH3.get("images"):
             script:
                 "../../src/scripts/karp_thesis_ch3_make_examples.py"
 
-    rule benchmark_local_signal:
-        # one epoch of the WRN and of its linearisation at each size, and the chapter's cost from them
-        input:
-            code=script_code("benchmark_local_signal.py", KARP_CH3),
-        output:
-            paths.benchmark("local_signal"),
-        params:
-            spec=canonical({key: KARP_CH3[key] for key in ("images", "model", "network", "linearisation", "sparsity")
-                            if key in KARP_CH3}),
-            timing=canonical(config["benchmarks"].get("local_signal", {"n_train": 1000, "fraction": 1.0})),
-            device=config["device"],
-        log:
-            paths.log("benchmark_local_signal"),
-        threads: threads_for("benchmark")
-        resources:
-            **job_resources("training", device=True),
-        conda:
-            "../../envs/torch.yaml"
-        script:
-            "../../src/scripts/benchmark_local_signal.py"
+    TIMED_SETTINGS = ("images", "model", "network", "linearisation", "sparsity")  # what the timed epochs train with
+
+    if "local_signal" in config["benchmarks"]:  # a scale or a user may remove the benchmark
+        rule benchmark_local_signal:
+            # one epoch of the WRN and of its linearisation at each size, and the chapter's cost from them
+            input:
+                code=script_code("benchmark_local_signal.py", KARP_CH3),
+            output:
+                paths.benchmark("local_signal"),
+            params:
+                spec=canonical({key: KARP_CH3[key] for key in TIMED_SETTINGS if key in KARP_CH3}),
+                timing=canonical(config["benchmarks"]["local_signal"]),
+                device=config["device"],
+            log:
+                paths.log("benchmark_local_signal"),
+            threads: threads_for("benchmark")
+            resources:
+                **job_resources("training", device=True),
+            conda:
+                "../../envs/torch.yaml"
+            script:
+                "../../src/scripts/benchmark_local_signal.py"
