@@ -68,7 +68,7 @@ rule benchmarks:
         [paths.benchmark(name) for name in CONFIGURED_BENCHMARKS if name != "kernels"],
         # Karp ch. 3's runs, where the config has them (the rule is in rules/karp_thesis/ch3.smk)
         [paths.benchmark("local_signal")]
-        if config.get("karp_thesis", {}).get("ch3", {}).get("images") and "local_signal" in config["benchmarks"]
+        if ((config.get("karp_thesis") or {}).get("ch3") or {}).get("images") and "local_signal" in config["benchmarks"]
         else [],
 
 

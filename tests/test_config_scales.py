@@ -139,6 +139,9 @@ def test_a_scale_takes_a_base_dataset_only_by_naming_it(tmp_path):
     assert compose("paper", config_dir=tmp_path)["datasets"] == {"real": {"n": 4}}
     with pytest.raises(ConfigError, match="names no entry of the base's datasets: \\['missing'\\]"):
         compose("smoke", config_dir=tmp_path)
+    # a user's file over the paper may name one too
+    assert compose("paper", [{"datasets": {"shared": FROM_BASE}}], config_dir=tmp_path)["datasets"] == {
+        "real": {"n": 4}, "shared": {"n": 1}}
 
 
 def test_an_unknown_scale_and_a_wrong_value_name_their_key():

@@ -12,10 +12,12 @@ from linearlens.manifests.entries import ClaimSet, Entry
 DOCUMENTS = ["telescoping", "iterative_linearisation", "george_thesis", "karp_thesis"]
 
 
-def spelt_whole(function: str, source: str) -> bool:
+def spelt_whole(function: str, source: str, entry_id: str = "") -> bool:
     """Whether the source has the function's name as a whole string, or as the end of one after
-    its module ("module:name", f"{MODULE}:name")."""
-    return re.search(rf'[":]{re.escape(function)}"', source) is not None
+    its module ("module:name", f"{MODULE}:name"). Where the function is named as its figure id
+    (telescoping's fig_2), the id's own literal does not count: the name must be spelt once more."""
+    spelt = len(re.findall(rf'[":]{re.escape(function)}"', source))
+    return spelt > (1 if function == entry_id else 0)
 
 
 def unspelt(entries, claim_sets, source: str) -> set[str]:
@@ -23,7 +25,7 @@ def unspelt(entries, claim_sets, source: str) -> set[str]:
     not spell whole."""
     functions = {entry.id: entry.plot for entry in entries if entry.plot}
     functions |= {claim_set.function: claim_set.function for claim_set in claim_sets}
-    return {key for key, function in functions.items() if not spelt_whole(function.split(":")[1], source)}
+    return {key for key, function in functions.items() if not spelt_whole(function.split(":")[1], source, key)}
 
 
 def test_spelt_whole_finds_named_functions_and_not_built_ones():
@@ -31,6 +33,8 @@ def test_spelt_whole_finds_named_functions_and_not_built_ones():
     assert spelt_whole("plot_fig_6_2", 'Entry("fig_6_2", plot=f"{FIGURES_CH6}:plot_fig_6_2")')
     assert not spelt_whole("plot_fig_6_2", 'Entry("fig_6_2", plot=f"{FIGURES_CH6}:plot_{figure_id}")')
     assert not spelt_whole("plot_fig_6_2", "# plot_fig_6_2 draws it")
+    assert spelt_whole("fig_2", '_approximation("fig_2", "Approximation error", plot="fig_2")', "fig_2")
+    assert not spelt_whole("fig_2", '_approximation("fig_2", "Approximation error")', "fig_2")
 
 
 def test_an_entry_whose_function_is_built_from_its_id_is_unspelt():

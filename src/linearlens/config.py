@@ -100,9 +100,9 @@ def validate_config(config: dict, schema_path: str | Path, source: str = "config
 #     settings as written), and merging puts the keys a layer adds after the ones below it: a
 #     scale whose keys come in another order states that mapping whole (or gives its ORDER);
 #   - the datasets block of a scale's first overlay replaces the base's instead of merging into it,
-#     so a paper run never inherits a stand-in. An entry of it set to FROM_BASE is the base's entry
-#     of that name (a stand-in two scales share, stated once and taken only where named). A later
-#     layer (the rehearsal, a user's file) merges into the scale's datasets as into any block;
+#     so a paper run never inherits a stand-in. A later layer (the rehearsal, a user's file) merges
+#     into the scale's datasets as into any block. A datasets entry set to FROM_BASE, in any layer, is
+#     the base's entry of that name (a stand-in two scales share, stated once and taken only where named);
 #   - a group of sibling entries may hold a `DEFAULTS` mapping: once every layer is merged, each
 #     entry of the group is that mapping with the entry merged over it (the entry's values win).
 #     The defaults' keys come first, in their order, then the entry's own: a layer changes a
@@ -156,8 +156,10 @@ def overlay(config: dict, layer: dict, path: str = "") -> dict:
     for key, value in layer.items():
         where = f"{path}.{key}" if path else str(key)
         if value == REMOVE:
-            if key not in merged:  # e.g. a group's default, which an entry cannot remove
-                raise ConfigError(f"config key {where!r}: {REMOVE} of a setting that is not there")
+            if key not in merged:
+                raise ConfigError(f"config key {where!r}: {REMOVE} of a setting that is not there (a group's "
+                                  f"{DEFAULTS} come in after every layer: an entry cannot remove one, only "
+                                  f"set its own value; a layer may remove it from the {DEFAULTS})")
             del merged[key]
         elif isinstance(value, dict) and isinstance(merged.get(key), dict) and value.get(REPLACE) is not True:
             merged[key] = overlay(merged[key], value, where)
@@ -189,20 +191,21 @@ def compose(scale: str, user_layers=(), config_dir: str | Path = CONFIG_DIR) -> 
     """The configuration of ``scale`` with the user's layers merged over it, in order."""
     base, *overlays = (read_layer(path) for path in scale_files(scale, config_dir))
     config = base
-    for index, layer in enumerate(overlays):
-        if index == 0:  # the scale's own datasets, never the base's (but those it names)
-            layer = {key: _taken_from_base(value, base.get(key, {}), key) if key in REPLACED_PER_SCALE else value
-                     for key, value in layer.items()}
+    for index, layer in enumerate([*overlays, *user_layers]):
+        # any layer's datasets may name a base entry; the scale's own replace the base's
+        layer = {key: _taken_from_base(value, base.get(key, {}), key) if key in REPLACED_PER_SCALE else value
+                 for key, value in layer.items()}
+        if index == 0:
             config = {key: value for key, value in config.items()
                       if not (key in REPLACED_PER_SCALE and key in layer)}
-        config = overlay(config, layer)
-    for layer in user_layers:
         config = overlay(config, layer)
     return with_defaults_applied(config)
 
 
 def _taken_from_base(block: dict, base_block: dict, key: str) -> dict:
-    """A scale's own ``block`` with each entry set to FROM_BASE replaced by the base's entry of that name."""
+    """A layer's ``block`` with each entry set to FROM_BASE replaced by the base's entry of that name."""
+    if not isinstance(block, dict):
+        return block
     missing = [name for name, value in block.items() if value == FROM_BASE and name not in base_block]
     if missing:
         raise ConfigError(f"config key '{key}': {FROM_BASE} names no entry of the base's {key}: {missing}")

@@ -18,7 +18,7 @@ from ..analysis.george_thesis.ch5 import (
     spurious_runs_read,
 )
 from ..analysis.george_thesis.ch6 import complexity_runs, ordered_panels
-from .entries import NOT_BUILT, ClaimSet, Entry
+from .entries import ClaimSet, Entry
 from .george_thesis_runs import (
     BIN_CSCORES,
     FAMILIES,  # noqa: F401 (rules/families.smk generates their rules)
@@ -52,9 +52,6 @@ TITLE = ("Thomas George (PhD thesis, 2023): Deep networks training and generaliz
          "from linearization")
 
 FIGURES = "linearlens.figures.george_thesis"  # the chapters' figure modules: FIGURES.ch<N>
-
-# Which issue builds each group of data figures.
-CURVATURE = "issue 26 (Fisher representations, KFAC/EKFAC)"
 
 
 # --- Figure groups: a chapter's ``george_thesis: ch<N>: <group>`` configs -------------------------
@@ -409,11 +406,6 @@ def complexity_measures(spec: dict, panel: str) -> list[str]:
 def drawing(figure_id: str, title: str, section: str, note: str, *, draw: str) -> Entry:
     """An illustrative figure drawn by the function ``draw`` of the chapter's figure module."""
     return Entry(figure_id, title, section, note=note, plot=f"{FIGURES}.{chapter_of(figure_id)}:{draw}")
-
-
-def data_figure(figure_id: str, title: str, section: str, issue: str, remark: str = "") -> Entry:
-    note = f"{issue}; {remark}" if remark else issue
-    return Entry(figure_id, title, section, status=NOT_BUILT, note=note)
 
 
 ENTRIES = [

@@ -24,7 +24,6 @@ from .karp_thesis_runs import (  # noqa: F401 (FAMILIES: rules/families.smk gene
 TITLE = "Stefani Karp (PhD thesis, 2024): Adapting to structure and using structure to adapt"
 
 # The issue that builds each part; the note of every entry not built yet names it.
-LOCAL_SIGNAL = "issue 28 (local signal adaptivity)"
 GROWING = "issue 29 (growing language models)"
 
 

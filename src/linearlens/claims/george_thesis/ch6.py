@@ -356,7 +356,7 @@ def _depth_checks(rows: pd.DataFrame) -> list[ClaimCheck]:
 @dataclass(frozen=True)
 class DiskThresholds:
     """H16: λ20/λ1 at the first row over λ20/λ1 at the last row, more than ``ratio_drop``
-    (the thesis: 1.5% → 0.2%, 7.5×; full scale asks for ≥ 5×, quick only for a decrease); and the
+    (the thesis: 1.5% → 0.2%, 7.5×; paper.yaml asks for ≥ 5×, base.yaml only for a decrease); and the
     class structure in the top eigenfunctions: their largest |correlation| with the grid labels
     rises from the first row to the last. Read from ``george_thesis.claim_thresholds.disk``."""
 
@@ -539,15 +539,15 @@ def perturbation_claims(job: ClaimsJob) -> list[ClaimCheck]:
 
 @dataclass(frozen=True)
 class ComplexityThresholds:
-    """H23: our measure (6.4.11) follows the generalisation gap. Full column: Spearman ρ
-    high (≥ 0.8) on every sweep, and the highest of the measures on the corruption sweep. Quick
-    column: the sign of ρ on every sweep (``note`` says why). Read from
+    """H23: our measure (6.4.11) follows the generalisation gap. The thesis's strength (paper.yaml):
+    Spearman ρ high (≥ 0.8) on every sweep, and the highest of the measures on the corruption sweep;
+    base.yaml's, for the stand-in sweeps: the sign of ρ on every sweep (``note`` says why). Read from
     ``george_thesis.claim_thresholds.complexity``."""
 
     rho_above: float  # ρ(ours, gap) on every sweep must exceed this …
     rho_inclusive: bool  # … or equal it
     corruption_highest: bool  # and be the highest ρ of all measures on the corruption sweep
-    note: str  # why this scale's threshold differs from the full one; empty at the full one
+    note: str  # why this scale's threshold differs from the thesis's; empty where it is the thesis's
 COMPLEXITY_DOCUMENT_THRESHOLD = "ρ(ours, gap) ≥ 0.8 on every sweep, the highest of all measures on the corruption sweep"
 COMPLEXITY_STATEMENT = ("The proposed complexity measure and Neyshabur et al.'s are the only ones to follow the shape "
                         "of the generalisation gap as width, label corruption and channels vary")
