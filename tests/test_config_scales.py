@@ -234,3 +234,41 @@ def test_config_lines_fit_the_code_line_length():
         if len(line) > LINE_LENGTH
     ]
     assert not long_lines, long_lines
+
+
+def orders(mapping, path=()):
+    """(path, listed keys) of every ORDER in a layer."""
+    if ORDER in mapping:
+        yield path, mapping[ORDER]
+    for key, value in mapping.items():
+        if isinstance(value, dict):
+            yield from orders(value, (*path, key))
+
+
+def keys_at(layers, path) -> set:
+    """Every key that any layer gives the mapping at ``path``; for a group's defaults, those of
+    every entry of the group too; for an entry, those of its group's defaults."""
+    group, last = path[:-1], path[-1] if path else None
+    found = set()
+    for layer in layers:
+        for mapping in (value_at(layer, path), value_at(layer, (*group, DEFAULTS)) if path else KeyError):
+            if isinstance(mapping, dict):
+                found |= set(mapping)
+        parent = value_at(layer, group)
+        if last == DEFAULTS and isinstance(parent, dict):
+            found |= {key for entry in parent.values() if isinstance(entry, dict) for key in entry}
+    return found
+
+
+def misspelt_order_keys(layers) -> list[str]:
+    """Keys an ORDER lists that no layer has there: a misspelt name is skipped like a removed one,
+    and key order reaches results."""
+    return [f"{'.'.join(map(str, path))}: {key}" for layer in layers for path, listed in orders(layer)
+            for key in listed if key not in keys_at(layers, path)]
+
+
+def test_every_key_an_order_lists_is_one_a_layer_has_there():
+    layers = [read_layer(path) for path in sorted(CONFIG_DIR.glob("*.yaml"))]
+    assert misspelt_order_keys(layers) == []
+    misspelt = {"runs": {DEFAULTS: {ORDER: ["model", "widht"], "model": "mlp"}, "a": {"width": 2}}}
+    assert misspelt_order_keys([misspelt]) == [f"runs.{DEFAULTS}: widht"]
