@@ -64,6 +64,12 @@ def chapter_of(figure_id: str) -> str:
     return f"ch{APPENDIX_CHAPTER.get(part, part)}"
 
 
+def plot_of(figure_id: str, function: str) -> str:
+    """The plot function ``function`` of the figure's chapter's module (an appendix's: the chapter
+    whose code it shares)."""
+    return f"{FIGURES}.{chapter_of(figure_id)}:{function}"
+
+
 def chapter_group(config: dict, chapter: str, group: str) -> dict | None:
     """The ``george_thesis: <chapter>: <group>`` config, None when the group is not configured."""
     return (config.get(chapter) or {}).get(group)
@@ -78,7 +84,7 @@ def group_figure(figure_id: str, title: str, section: str, group: str, inputs_of
     """A figure of a group of its chapter whose plot, the function ``plot`` of the chapter's figure
     module, reads the group's files (``inputs_of(spec)``) and takes the group's config as its params."""
     chapter = chapter_of(figure_id)
-    return Entry(figure_id, title, section, plot=f"{FIGURES}.{chapter}:{plot}",
+    return Entry(figure_id, title, section, plot=plot_of(figure_id, plot),
                  caption=caption, inputs=lambda config: inputs_of(chapter_group(config, chapter, group)),
                  params=lambda config: chapter_group(config, chapter, group),
                  configured=_configured(group, chapter), data_source=data_source)
@@ -161,7 +167,6 @@ def cifar_figure(figure_id: str, title: str, section: str, group: str, caption: 
 
 # --- Chapter 5: the runs of each figure group --------------------------------------------------
 
-FIGURES_CH5 = "linearlens.figures.george_thesis.ch5"
 CLAIMS_CH5 = "linearlens.claims.george_thesis.ch5"
 
 
@@ -224,7 +229,7 @@ def spurious_inputs(spec: dict, figure: str) -> dict[str, list[str]]:
 def difficulty_figure(figure_id: str, title: str, section: str, note: str = "", *, plot: str) -> Entry:
     """Figs 5.2, C.1-C.6: the runs (and C-score bins) the figure reads; the data name themselves
     through their provenance, the plots add the C-scores' source."""
-    return Entry(figure_id, title, section, note=note, plot=f"{FIGURES_CH5}:{plot}",
+    return Entry(figure_id, title, section, note=note, plot=plot_of(figure_id, plot),
                  inputs=lambda config: difficulty_figure_inputs(ch5_group(config, "difficulty"), figure_id),
                  params=lambda config: ch5_group(config, "difficulty"), configured=_configured("difficulty", "ch5"))
 
@@ -232,7 +237,7 @@ def difficulty_figure(figure_id: str, title: str, section: str, note: str = "", 
 def spurious_figure(figure_id: str, title: str, section: str, *, plot: str) -> Entry:
     """Figs 5.3, C.7, C.8: the runs of the figure's seeds; the stand-in data name themselves through
     their datasets' provenance."""
-    return Entry(figure_id, title, section, plot=f"{FIGURES_CH5}:{plot}",
+    return Entry(figure_id, title, section, plot=plot_of(figure_id, plot),
                  inputs=lambda config: spurious_inputs(ch5_group(config, "spurious"), figure_id),
                  params=lambda config: spurious_params(ch5_group(config, "spurious"), figure_id),
                  configured=lambda config: spurious_configured(ch5_group(config, "spurious"), figure_id))
@@ -251,7 +256,6 @@ TOY_DATA = "synthetic binary yin-yang (the thesis's toy task; each seed's 100 tr
 
 # --- Chapter 6: the runs of each figure group ---------------------------------------------------
 
-FIGURES_CH6 = "linearlens.figures.george_thesis.ch6"
 CLAIMS_CH6 = "linearlens.claims.george_thesis.ch6"
 
 
@@ -346,7 +350,7 @@ def kernel_figure(figure_id: str, title: str, section: str, group: str, runs_of,
                   caption: str = "") -> Entry:
     """A figure of a kernel group, plotted by the function ``plot`` of the chapter 6 figure module."""
     files = files or (ALIGNMENT_FILES if group == "alignment" else EASY_DIFFICULT_FILES)
-    return Entry(figure_id, title, section, plot=f"{FIGURES_CH6}:{plot}", caption=caption,
+    return Entry(figure_id, title, section, plot=plot_of(figure_id, plot), caption=caption,
                  inputs=_kernel_inputs(group, runs_of, files), params=_kernel_params(group, runs_of),
                  configured=_configured(group))
 
@@ -405,7 +409,7 @@ def complexity_measures(spec: dict, panel: str) -> list[str]:
 
 def drawing(figure_id: str, title: str, section: str, note: str, *, draw: str) -> Entry:
     """An illustrative figure drawn by the function ``draw`` of the chapter's figure module."""
-    return Entry(figure_id, title, section, note=note, plot=f"{FIGURES}.{chapter_of(figure_id)}:{draw}")
+    return Entry(figure_id, title, section, note=note, plot=plot_of(figure_id, draw))
 
 
 ENTRIES = [
