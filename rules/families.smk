@@ -1,10 +1,11 @@
 # Run rules generated from the run families (linearlens.families; each document's beside its
 # manifest, in src/linearlens/manifests/<document>_runs.py): one rule per family this configuration
 # runs, one job per run of its grid. Its outputs lie in the document's runs (linearlens.paths), its
-# log and benchmark are named after its first output (or its log_name); it asks a cluster for its
-# budget's time and memory (linearlens.cluster); a family that computes on the device gets the
-# configured device as a param (or inside one: device_in) and, under CUDA, a GPU; a job that reads a
-# prepared image-index dataset gets the archive its photos lie in as an input.
+# log and benchmark are named after its first output that names no expanded value (or its
+# log_name); it asks a cluster for its budget's time and memory (linearlens.cluster); a family that
+# computes on the device gets the configured device as a param (or inside one: device_in) and,
+# under CUDA, a GPU; a job that reads a prepared image-index dataset gets the archive its photos lie
+# in as an input.
 
 from linearlens.families import RunFamily
 
@@ -62,11 +63,10 @@ def script_param(family: RunFamily):
 
 
 def family_params(family: RunFamily, group, grid):
-    """The family's params, each in canonical form; its script; the device and the training state's
-    path for the families that use them."""
-    first = next(iter(grid), None)
-    names = family.params(group, family.wildcards_of(first), grid[first]) if grid else {}
-    params = {name: family_param(family, group, grid, name) for name in names}
+    """The family's params (the same names for every run: checked here, when the rule is made), each
+    in canonical form; its script; the device and the training state's path for the families that
+    use them."""
+    params = {name: family_param(family, group, grid, name) for name in family.param_names(group, grid)}
     # the script's name: Snakemake reads the `script:` path when the job runs, after this loop has
     # moved on, so the path takes it from the job's params
     params["script"] = script_param(family)

@@ -7,7 +7,17 @@ from pathlib import Path
 import pytest
 
 from linearlens.config import load_scale
-from linearlens.families import CHAPTER, RUN, RUN_STATE, RunFamily, declared_families, spec_as, spec_keys
+from linearlens.families import (
+    CHAPTER,
+    CHAPTER_RUNS,
+    CHAPTER_STATE,
+    RUN_NAME,
+    RUN_STATE,
+    RunFamily,
+    declared_families,
+    spec_as,
+    spec_keys,
+)
 from linearlens.manifests import george_thesis as george_manifest
 from linearlens.manifests import george_thesis_runs as george
 from linearlens.manifests import iterative_linearisation_runs as il
@@ -37,7 +47,7 @@ def test_a_family_may_write_into_another_folder_and_read_its_whole_chapter():
     assert family.config_group({"ch1": {"pairs": 1}}) == {"pairs": 1}
     assert family.config_group({"ch1": {"sweep": 1}}) is None and family.config_group({}) is None
     in_the_chapter = RunFamily("doc", "ch1", "kept", lambda group: {}, "{set}/seed{seed}", {"rows": ".csv"},
-                               folder="", state=RUN_STATE)
+                               folder=CHAPTER_RUNS, state=RUN_STATE)
     assert in_the_chapter.output("rows", "a/seed0") == "results/doc/runs/ch1/a/seed0.csv"
     assert in_the_chapter.state_path({"set": "a", "seed": "0"}) == "results/doc/state/ch1/a/seed0.pt"
 
@@ -47,11 +57,11 @@ def test_a_job_is_given_its_run_state_file_or_the_folder_its_script_keeps_its_st
         return RunFamily("doc", "ch1", "grow", lambda group: {}, "{setting}/seed{seed}", {"run": ".npz"}, state=state)
     run = {"setting": "bert", "seed": "0"}
     assert grow(RUN_STATE).state_path(run) == "results/doc/state/ch1/grow/bert/seed0.pt"
-    assert grow(RUN).state_path(run) == "results/doc/state/ch1/grow/bert/seed0"
+    assert grow(RUN_NAME).state_path(run) == "results/doc/state/ch1/grow/bert/seed0"
     assert grow("growth/{setting}").state_path(run) == "results/doc/state/ch1/growth/bert"
-    assert grow("").state_path(run) == "results/doc/state/ch1"
+    assert grow(CHAPTER_STATE).state_path(run) == "results/doc/state/ch1"
     assert grow("{setting}/seed{seed}/pretrain.pt").state_path(run) == "results/doc/state/ch1/bert/seed0/pretrain.pt"
-    assert all(grow(state).resumable for state in (RUN_STATE, "")) and not grow(None).resumable
+    assert all(grow(state).resumable for state in (RUN_STATE, CHAPTER_STATE)) and not grow(None).resumable
 
 
 
@@ -74,6 +84,33 @@ def test_a_family_may_add_outputs_its_config_names():
         "records": f"{run}.csv", "ensemble_xgboost": f"{run}_xgboost.joblib",
         "ensemble_lightgbm": f"{run}_lightgbm.joblib", "checkpoints": checkpoints}
     assert family.output_patterns({"boosting": []}) == {"records": f"{run}.csv", "checkpoints": checkpoints}
+    assert family.output("checkpoints", "a/seed0", epoch=2) == "results/doc/runs/tabular/a/seed0/epoch2.pt"
+    assert family.output("ensemble_{name}", name="xgboost") == f"{run}_xgboost.joblib"
+    for values in ({}, {"epoch": 2, "name": "xgboost"}, {"seed": 0}):
+        with pytest.raises(ValueError, match="'checkpoints' takes the values"):
+            family.output("checkpoints", **values)
+
+
+def test_a_job_is_logged_after_its_first_output_that_names_no_expanded_value():
+    def showcase(outputs, log_name=""):
+        return RunFamily("doc", "ch1", "showcase", lambda group: {}, "seed{seed}", outputs,
+                         expands=lambda group: {"epoch": group["checkpoints"]}, log_name=log_name)
+    family = showcase({"checkpoints": "/epoch{epoch}.pt", "record": "/training.csv"})
+    assert family.log() == "results/logs/doc/ch1/showcase/seed{seed}/training.log"
+    assert family.benchmark() == "results/benchmarks/rules/doc/ch1/showcase/seed{seed}/training.tsv"
+    with pytest.raises(ValueError, match="doc_ch1_run_showcase: every output names an expanded value"):
+        showcase({"checkpoints": "/epoch{epoch}.pt"})
+    assert showcase({"checkpoints": "/epoch{epoch}.pt"}, log_name="showcase/seed{seed}").log() == (
+        "results/logs/doc/ch1/showcase/seed{seed}.log")
+
+
+def test_every_run_of_a_family_must_take_the_same_params():
+    family = RunFamily("doc", "", "sweep", lambda group: {}, "{setting}/seed{seed}", {"rows": ".csv"},
+                       params=spec_keys)
+    grid = {"a/seed0": {"lr": 1, "eps": 2}, "a/seed1": {"eps": 3, "lr": 1}}
+    assert family.param_names({}, grid) == ["lr", "eps"] and family.param_names({}, {}) == []
+    with pytest.raises(ValueError, match="doc_run_sweep: run 'b/seed0' has the params \\['lr'\\], run 'a/seed0'"):
+        family.param_names({}, {**grid, "b/seed0": {"lr": 1}})
 
 
 def test_a_job_may_take_params_from_its_wildcards():

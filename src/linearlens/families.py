@@ -2,8 +2,8 @@
 per network, setting and seed). The declaration says which config group it reads, how that group
 expands to runs, what each run writes, and how its job runs; rules/families.smk generates one rule
 per configured family from it (every job benchmarked, its log and benchmark named after its first
-output or its ``log_name``), and the manifests ask it for the files a figure or claim set reads.
-Each document's families sit beside its manifest (``manifests/<document>_runs.py``).
+output that names no expanded value, or its ``log_name``), and the manifests ask it for the files a
+figure or claim set reads. Each document's families sit beside its manifest (``manifests/<document>_runs.py``).
 
 Torch-free: the workflow reads it when it builds the DAG.
 """
@@ -55,8 +55,10 @@ def one_run(run_id: str):
 
 
 CHAPTER = "<chapter>"  # a family's ``group`` when it reads its chapter's whole config
-RUN = "<run>"  # in a family's ``state``: its run's name, folder and run id ("alignment/{family}/seed{seed}")
-RUN_STATE = f"{RUN}.pt"  # the usual ``state``: one file a run, named after the run
+CHAPTER_RUNS = ""  # a family's ``folder`` when its runs lie in the chapter's runs themselves
+RUN_NAME = "<run>"  # in a family's ``state``: its run's name, folder and run id ("alignment/{family}/seed{seed}")
+RUN_STATE = f"{RUN_NAME}.pt"  # the usual ``state``: one file a run, named after the run
+CHAPTER_STATE = ""  # a family's ``state`` when its script names its own files in the chapter's state folder
 
 
 @dataclass(frozen=True)
@@ -73,12 +75,13 @@ class RunFamily:
     # -- Names, where ``name`` does not give them --
     rule_name: str = ""  # its rule (the name the rule had before families, or another verb than "run")
     group: str = ""  # its config group; CHAPTER: the chapter's whole config
-    # Its folder under the chapter's runs (two families may share one); "": the chapter's runs
-    # themselves, the first part of a run id naming the folder (telescoping's smoother runs)
+    # Its folder under the chapter's runs (two families may share one); CHAPTER_RUNS: the chapter's
+    # runs themselves, the first part of a run id naming the folder (telescoping's smoother runs);
+    # None: its name
     folder: str | None = None
     # What its jobs' log and benchmark are named after, a pattern over its wildcards under the
-    # document's logs and job benchmarks, when not after its first output and its run id
-    # ("lmc/pretrained/seed{seed}/pretrain")
+    # document's logs and job benchmarks, when not after its first output that names no expanded
+    # value ("lmc/pretrained/seed{seed}/pretrain"); required when every output names one
     log_name: str = ""
 
     # -- What a configuration makes of it --
@@ -105,9 +108,9 @@ class RunFamily:
     budget: str = ""  # what a cluster job asks for: a name in linearlens.cluster.BUDGETS; "" the profile's default
     # Where a job keeps the training state a retried job resumes (its `state` param; not an output,
     # so it survives a killed job): a pattern over its wildcards under the chapter's state folder,
-    # RUN standing for the run's name; a file (RUN_STATE: one a run), or a folder its script names
-    # its own files in (several runs or stages to a job; "": the chapter's state folder itself).
-    # None: it keeps none.
+    # RUN_NAME standing for the run's name; a file (RUN_STATE: one a run), or a folder its script names
+    # its own files in (several runs or stages to a job; CHAPTER_STATE: the chapter's state folder
+    # itself). None: it keeps none.
     state: str | None = None
 
     # -- Kept from the hand-written rule a family replaced, so the jobs it made do not rerun --
@@ -144,9 +147,23 @@ class RunFamily:
     def runs_folder(self) -> str:
         return paths.runs(self.document, self.chapter, self._folder)
 
-    def output(self, name: str, run_id: str | None = None) -> str:
-        """The file ``name`` of run ``run_id``; without a run id, the pattern with its wildcards."""
-        return f"{self.runs_folder}/{run_id or self.run_id}{self.outputs[name]}"
+    def expanded(self, name: str) -> list[str]:
+        """The wildcards of output ``name`` that its run id does not name: the config values it is
+        expanded over (``expands``), one file per value."""
+        run_wildcards = WILDCARD.findall(self.run_id)
+        return [key for key in WILDCARD.findall(self.outputs[name]) if key not in run_wildcards]
+
+    def output(self, name: str, run_id: str | None = None, /, **values) -> str:
+        """The file ``name`` of run ``run_id`` (without a run id, the pattern with its wildcards), the
+        expanded values it names given as ``values`` (``output("checkpoints", epoch=10)``); ``name``
+        and ``run_id`` positional, so that a value may be called either."""
+        expanded = self.expanded(name)
+        if set(values) != set(expanded):
+            raise ValueError(f"{self.rule}: output {name!r} takes the values {expanded}, given {sorted(values)}")
+        path = f"{self.runs_folder}/{run_id or self.run_id}{self.outputs[name]}"
+        for key, value in values.items():
+            path = path.replace(f"{{{key}}}", str(value))
+        return path
 
     def output_patterns(self, group_config: dict | None = None) -> dict[str, str | list[str]]:
         """Each output's pattern; given its config group, one that names an expanded config value
@@ -172,19 +189,43 @@ class RunFamily:
     def state_path(self, wildcards: dict) -> str:
         """Where the job the wildcards name keeps its training state (``state``)."""
         run = "/".join(part for part in (self._folder, self.run_id) if part)
-        return paths.state(self.document, self.chapter, self.state.replace(RUN, run).format(**wildcards))
+        return paths.state(self.document, self.chapter, self.state.replace(RUN_NAME, run).format(**wildcards))
+
+    @property
+    def _logged_output(self) -> str | None:
+        """The output its log and benchmark are named after: the first that names no expanded value
+        (a log named after one would carry a wildcard its job does not have)."""
+        return next((name for name in self.outputs if not self.expanded(name)), None)
+
+    def __post_init__(self):
+        if not self.log_name and self._logged_output is None:
+            raise ValueError(f"{self.rule}: every output names an expanded value, so its log and benchmark "
+                             "cannot be named after one; give the family a log_name over its run's wildcards")
 
     def log(self) -> str:
         """Its jobs' log, a pattern with its wildcards."""
         if self.log_name:
             return paths.log(self.document, self.chapter, self.log_name)
-        return paths.log_of(self.output(next(iter(self.outputs))))
+        return paths.log_of(self.output(self._logged_output))
 
     def benchmark(self) -> str:
         """Its jobs' benchmark (time, memory), a pattern with its wildcards."""
         if self.log_name:
             return paths.job_benchmark(self.document, self.chapter, self.log_name)
-        return paths.benchmark_of(self.output(next(iter(self.outputs))))
+        return paths.benchmark_of(self.output(self._logged_output))
+
+    def param_names(self, group_config: dict, grid: dict[str, dict]) -> list[str]:
+        """The names of its jobs' params, which every run of the grid must share: the rule declares
+        them once, so a run with other keys would lose some or fail when its job runs."""
+        names = None
+        for run_id, spec in grid.items():
+            keys = list(self.params(group_config, self.wildcards_of(run_id), spec))
+            if names is None:
+                names, first = keys, run_id
+            elif set(keys) != set(names):
+                raise ValueError(f"{self.rule}: run {run_id!r} has the params {sorted(keys)}, run {first!r} "
+                                 f"{sorted(names)}; every run of a family must have the same params")
+        return names or []
 
     def id_of(self, wildcards: dict) -> str:
         return self.run_id.format(**wildcards)

@@ -11,13 +11,25 @@ from ..analysis.george_thesis.ch5 import (
     closed_form_spec,
     difficulty_runs,
     run_settings,
+    spurious_alphas,
     spurious_run_settings,
     toy_run_spec,
     twolayer_spec,
 )
 from ..analysis.george_thesis.ch6 import complexity_run_specs
 from ..experiments.settings import family_runs
-from ..families import CHAPTER, RUN, RUN_STATE, RunFamily, one_run, per_seed, spec_as, spec_data, spec_keys
+from ..families import (
+    CHAPTER,
+    CHAPTER_RUNS,
+    RUN_NAME,
+    RUN_STATE,
+    RunFamily,
+    one_run,
+    per_seed,
+    spec_as,
+    spec_data,
+    spec_keys,
+)
 
 DOCUMENT = "george_thesis"
 
@@ -29,7 +41,7 @@ DOCUMENT = "george_thesis"
 TRAIN_SHOWCASE = RunFamily(
     DOCUMENT, "ch3", "showcase", one_run("showcase"),
     "showcase", {"record": "/training.csv", "checkpoints": "/checkpoints/epoch{epoch}.pt"},
-    rule_name="george_thesis_ch3_train", folder="",
+    rule_name="george_thesis_ch3_train", folder=CHAPTER_RUNS,
     expands=lambda group_config: {"epoch": group_config["checkpoints"]}, inputs=spec_data,
     params=spec_as("spec", training_spec), device=True, budget="long_training", state=RUN_STATE)
 
@@ -41,7 +53,7 @@ def per_checkpoint(kind: str):
 
 def checkpoint_and_data(group_config: dict, wildcards: dict, spec: dict) -> dict[str, str]:
     """The showcase's network at the run's epoch, and its prepared dataset."""
-    return {"checkpoint": TRAIN_SHOWCASE.output("checkpoints").format(epoch=wildcards["epoch"]),
+    return {"checkpoint": TRAIN_SHOWCASE.output("checkpoints", epoch=wildcards["epoch"]),
             **spec_data(group_config, wildcards, spec)}
 
 
@@ -65,7 +77,7 @@ NTK_PAIR = RunFamily(
 # tracked along its SGD trajectory.
 RUN_MLP_CLASSIFIER = RunFamily(
     DOCUMENT, "ch4", "mlp_classifier", one_run("mlp_classifier"),
-    "mlp_classifier", {"errors": "/errors.csv", "correlations": "/correlations.npz"}, folder="",
+    "mlp_classifier", {"errors": "/errors.csv", "correlations": "/correlations.npz"}, folder=CHAPTER_RUNS,
     inputs=spec_data, device=True, budget="training", records_script=False, log_name="mlp_classifier/run")
 
 # Figs 4.3-4.6, A.1-A.5: the groups trained with KFAC, EKFAC, EKFAC-ra and first-order baselines,
@@ -126,7 +138,7 @@ def training_family(name: str, grid, run_id: str, inputs=training_data) -> RunFa
     """A family of the training groups' runs, one CSV of per-epoch rows a job, run on the device;
     its rule keeps the params it was written with by hand (no recorded script)."""
     return RunFamily(
-        DOCUMENT, "ch4", name, grid, run_id, {"runs": ".csv"}, group=CHAPTER, folder="",
+        DOCUMENT, "ch4", name, grid, run_id, {"runs": ".csv"}, group=CHAPTER, folder=CHAPTER_RUNS,
         configured=lambda chapter_config: bool(grid(chapter_config)),
         inputs=inputs, params=training_params, device=True, budget="training", records_script=False)
 
@@ -221,16 +233,16 @@ def spurious_weights(group_config: dict, wildcards: dict, spec: dict) -> dict[st
 RUN_SPURIOUS = RunFamily(
     DOCUMENT, "ch5", "spurious", spurious_grid,
     "{family}/seed{seed}", {"rows": "/alpha{alpha}.csv", "summaries": "/alpha{alpha}.json"},
-    expands=lambda group_config: {"alpha": [alpha_name(alpha) for alpha in sorted(group_config["alphas"], key=float)]},
+    expands=lambda group_config: {"alpha": [alpha_name(alpha) for alpha in spurious_alphas(group_config)]},
     inputs=spurious_weights,
     params=lambda group_config, wildcards, spec: {
-        "run": spec, "alphas": [float(a) for a in sorted(group_config["alphas"], key=float)]},
-    device=True, budget="long_training", state=RUN, log_name="spurious/{family}/seed{seed}", records_script=False)
+        "run": spec, "alphas": [float(alpha) for alpha in spurious_alphas(group_config)]},
+    device=True, budget="long_training", state=RUN_NAME, log_name="spurious/{family}/seed{seed}", records_script=False)
 
 
 def spurious_file(name: str, run: dict) -> str:
     """The file ``name`` (rows, summaries) of one α of a spurious job: ``run`` is {family, seed, alpha}."""
-    return RUN_SPURIOUS.output(name, RUN_SPURIOUS.id_of(run)).replace("{alpha}", run["alpha"])
+    return RUN_SPURIOUS.output(name, RUN_SPURIOUS.id_of(run), alpha=run["alpha"])
 
 
 # --- Chapter 6 ----------------------------------------------------------------------------------

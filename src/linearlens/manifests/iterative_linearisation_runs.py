@@ -4,7 +4,7 @@ the files its figures read."""
 
 from .. import paths
 from ..experiments.settings import experiment_runs
-from ..families import CHAPTER, RUN_STATE, RunFamily, one_run, spec_as
+from ..families import CHAPTER, CHAPTER_RUNS, RUN_STATE, RunFamily, one_run, spec_as
 
 DOCUMENT = "iterative_linearisation"
 
@@ -55,7 +55,7 @@ def probe_inputs(config: dict, wildcards: dict, spec: dict) -> dict[str, str]:
 RUN = RunFamily(
     DOCUMENT, "", "run", run_grid,
     "{experiment}/{setting}/seed{seed}", {"records": ".csv", "checkpoints": ".pt"},
-    rule_name="iterative_linearisation_run", group=CHAPTER, folder="",
+    rule_name="iterative_linearisation_run", group=CHAPTER, folder=CHAPTER_RUNS,
     configured=lambda config: bool(run_grid(config)), inputs=run_data, params=spec_as("run"),
     device=True, device_in="run", records_script=False, budget="training", state=RUN_STATE)
 # The claim that K = 1 is ordinary training, checked on one small run.

@@ -25,7 +25,7 @@ from ..analysis.karp_thesis.ch5 import (
     pretraining_setting,
     stacking_run_setting,
 )
-from ..families import CHAPTER, RUN_STATE, RunFamily, one_run, per_seed, spec_as, spec_keys
+from ..families import CHAPTER, CHAPTER_RUNS, CHAPTER_STATE, RUN_STATE, RunFamily, one_run, per_seed, spec_as, spec_keys
 
 DOCUMENT = "karp_thesis"
 
@@ -185,12 +185,12 @@ RUN_TOY = RunFamily(
 RUN_IMAGES = RunFamily(
     DOCUMENT, "ch3", "images", image_grid, "{model}/{job}", {"rows": ".csv"}, group=CHAPTER,
     configured=lambda chapter_config: bool(chapter_config.get("images")), inputs=image_data,
-    params=spec_keys, device=True, budget="long_training", state="", folder="")
+    params=spec_keys, device=True, budget="long_training", state=CHAPTER_STATE, folder=CHAPTER_RUNS)
 # Fig 3.2: the active fraction of the network's ReLU layers over training.
 RUN_SPARSITY = RunFamily(
     DOCUMENT, "ch3", "sparsity", sparsity_grid, "sparsity", {"rows": ".csv"}, group=CHAPTER,
     configured=lambda chapter_config: bool(chapter_config.get("sparsity")), inputs=sparsity_data,
-    params=spec_keys, device=True, budget="long_training", state=RUN_STATE, folder="")
+    params=spec_keys, device=True, budget="long_training", state=RUN_STATE, folder=CHAPTER_RUNS)
 
 
 # --- Chapter 4 ----------------------------------------------------------------------------------
@@ -200,7 +200,7 @@ RUN_SPARSITY = RunFamily(
 # product: well under a second on one core.
 RUN_ONE_STEP = RunFamily(
     DOCUMENT, "ch4", "one_step", one_run("one_step"), "one_step", {"run": ".npz"}, group=CHAPTER, threads="",
-    folder="")
+    folder=CHAPTER_RUNS)
 
 
 # --- Chapter 5 and appendix C -------------------------------------------------------------------

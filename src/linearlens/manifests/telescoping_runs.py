@@ -3,7 +3,7 @@ generates their rules; the manifest (``telescoping``) asks them for the files it
 
 from .. import paths
 from ..experiments.settings import branch_runs, family_runs, settings_grid
-from ..families import CHAPTER, RUN_STATE, RunFamily, spec_as
+from ..families import CHAPTER, CHAPTER_RUNS, RUN_STATE, RunFamily, spec_as
 
 DOCUMENT = "telescoping"
 
@@ -111,7 +111,7 @@ RUN_APPROXIMATION = RunFamily(
 RUN_SMOOTHER = RunFamily(
     DOCUMENT, "", "smoother", smoother_grid,
     "{family}/{setting}/seed{seed}", {"rows": ".csv"}, rule_name="telescoping_smoother_run", group=CHAPTER,
-    folder="", configured=lambda config: bool(smoother_families(config)), inputs=smoother_data,
+    folder=CHAPTER_RUNS, configured=lambda config: bool(smoother_families(config)), inputs=smoother_data,
     params=spec_as("run"), device=True, budget="smoother", state=RUN_STATE)
 
 # Fig 9's hyper-parameters, where the tabular panels are searched (paper scale).

@@ -600,6 +600,11 @@ def check_spurious_spec(spec: dict) -> None:
                          f"{spec['seeds']}")
 
 
+def spurious_alphas(spec: dict) -> list:
+    """The α of the spurious runs, ascending (each job trains them in this order): never the config's order."""
+    return sorted(spec["alphas"], key=float)
+
+
 def spurious_run_settings(spec: dict, family: str) -> dict:
     """What one run of ``family`` is trained with: the group's settings and the family's, its name
     for figures left out (renaming a family reruns nothing)."""
@@ -613,7 +618,7 @@ def spurious_runs(spec: dict, families=SPURIOUS_FAMILIES, seeds=None) -> list[di
     chosen = spec["seeds"] if seeds is None else seeds
     return [{"family": family, "alpha": alpha_name(alpha), "seed": int(seed)}
             for family in families if family in spec["families"]
-            for alpha in sorted(spec["alphas"], key=float) for seed in sorted(chosen)]
+            for alpha in spurious_alphas(spec) for seed in sorted(chosen)]
 
 
 def figure_runs(spec: dict, figure: str) -> list[dict]:
