@@ -42,7 +42,13 @@ def write_rules(out_path: str, config: dict) -> None:
         workflow = api.workflow(resource_settings=ResourceSettings(), storage_settings=StorageSettings(),
                                 config_settings=ConfigSettings(config=config), snakefile=ROOT / "Snakefile",
                                 workdir=Path(workdir))
-        lines = [json.dumps(described(rule)) for rule in workflow._workflow.rules]
+        # Snakemake's API has no public list of a loaded workflow's rules: this reads its private one
+        # (as of the pinned snakemake==9.27.1), and says so where an upgrade moves it
+        rules = getattr(getattr(workflow, "_workflow", None), "rules", None)
+        if rules is None:
+            raise RuntimeError("tests/workflow_rules.py: this Snakemake's workflow has no _workflow.rules; "
+                               "find where the loaded rules live now")
+        lines = [json.dumps(described(rule)) for rule in rules]
     Path(out_path).write_text("\n".join(lines) + "\n")
 
 
