@@ -2,6 +2,7 @@
 really imports when it runs the script's imports, and parameters in a canonical form."""
 
 import json
+import os
 import pickle
 import re
 import subprocess
@@ -157,3 +158,31 @@ def test_a_rule_s_code_inputs_hold_its_script_closure_and_the_models_its_specs_n
     assert "src/linearlens/benchmarks/optimisers.py" in benchmark and "src/linearlens/models/vgg.py" not in benchmark
     assert "src/linearlens/models/vgg.py" in function_code(
         "benchmark_method.py", optimisers, specs=[{"cases": {"vgg11": {"model": {"name": "vgg", "depth": 11}}}}])
+
+
+def test_a_remembered_closure_is_recomputed_when_one_of_its_files_changes(tmp_path, monkeypatch):
+    """Jobs of one rule share their script's closure, computed once per process; an edit to one of its
+    files (a test that changes a module between two calls) recomputes it, an unrelated file does not."""
+    from linearlens import code_inputs
+
+    monkeypatch.chdir(tmp_path)
+    used, unrelated = tmp_path / "used.py", tmp_path / "unrelated.py"
+    used.write_text("")
+    unrelated.write_text("")
+    computed = []
+
+    def closure():
+        computed.append(True)
+        return {used}
+
+    assert code_inputs._remembered(("probe",), closure) == ["used.py"]
+    assert code_inputs._remembered(("probe",), closure) == ["used.py"] and len(computed) == 1
+    unrelated.write_text("x = 1\n")
+    code_inputs._remembered(("probe",), closure)
+    assert len(computed) == 1
+    stat = used.stat()
+    os.utime(used, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+    code_inputs._remembered(("probe",), closure)
+    assert len(computed) == 2
+    monkeypatch.chdir(tmp_path.parent)  # paths are relative to the working directory: a new answer
+    assert code_inputs._remembered(("probe",), closure) == [f"{tmp_path.name}/used.py"] and len(computed) == 3

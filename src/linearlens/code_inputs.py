@@ -103,9 +103,36 @@ def _relative(files) -> list[str]:
     return sorted(os.path.relpath(path) for path in files)
 
 
-def _model_files(specs) -> set[Path]:
-    """The modules of the zoo models ``specs`` name (under a key "model")."""
-    return {file for name in sorted(named_models(list(specs))) for file in module_closure(model_module(name))}
+# A paper DAG asks the same few closures of its ~4,000 jobs; computed each time they took a third of
+# Snakemake's DAG build. Each answer is kept with its files' mtimes and recomputed when one changed
+# (a long-lived process, such as a test, may edit a module between two calls).
+_ANSWERS: dict[tuple, tuple[list[str], dict[Path, int]]] = {}
+
+
+def _remembered(key: tuple, files_of) -> list[str]:
+    """``_relative(files_of())``, remembered per ``key`` and working directory while no file changes."""
+    key = (*key, os.getcwd())
+    answer = _ANSWERS.get(key)
+    if answer is None or any(_mtime_ns(path) != stamp for path, stamp in answer[1].items()):
+        files = files_of()
+        answer = _ANSWERS[key] = (_relative(files), {path: _mtime_ns(path) for path in files})
+    return list(answer[0])
+
+
+def _mtime_ns(path: Path) -> int | None:
+    try:
+        return path.stat().st_mtime_ns
+    except FileNotFoundError:
+        return None
+
+
+def _model_names(specs) -> tuple[str, ...]:
+    """The zoo models ``specs`` name (under a key "model")."""
+    return tuple(sorted(named_models(list(specs))))
+
+
+def _model_files(models: tuple[str, ...]) -> set[Path]:
+    return {file for name in models for file in module_closure(model_module(name))}
 
 
 def script_code(script: str, *specs) -> list[str]:
@@ -113,19 +140,24 @@ def script_code(script: str, *specs) -> list[str]:
     or not, and the modules of the zoo models its specs name (under a key "model": the zoo imports
     those by name at run time). Editing one of them reruns the job; adding or editing any other
     module does not."""
-    return _relative(set(import_closure(SCRIPTS / script)) | _model_files(specs))
+    models = _model_names(specs)
+    return _remembered(("script", script, models), lambda: set(import_closure(SCRIPTS / script)) | _model_files(models))
 
 
 def function_code(script: str, *functions: str, specs=()) -> list[str]:
     """Code inputs of a generated rule: its script's import closure, that of each module named by a
     "module:function" its manifest entry (or its benchmark) gives, and as ``script_code`` the modules
     of the zoo models its specs name."""
-    files = set(import_closure(SCRIPTS / script)) | _model_files(specs)
-    for function in functions:
-        files.update(module_closure(function.split(":")[0]))
-    return _relative(files)
+    models = _model_names(specs)
+
+    def files_of():
+        files = set(import_closure(SCRIPTS / script)) | _model_files(models)
+        for function in functions:
+            files.update(module_closure(function.split(":")[0]))
+        return files
+    return _remembered(("function", script, functions, models), files_of)
 
 
 def module_code(module: str) -> list[str]:
     """The import closure of a module a job loads by name (a data source's reader)."""
-    return _relative(module_closure(module))
+    return _remembered(("module", module), lambda: module_closure(module))
