@@ -25,8 +25,9 @@ run: $(INSTALLED)
 # then the tests that run the workflow in a subprocess, on SLURM included.
 test: check test-workflow
 
+# Its 20 slowest tests are listed at the end: CI's time goes mostly to this tier.
 test-workflow: $(INSTALLED)
-	$(BIN)/python -m pytest -m "workflow or slurm" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m "workflow or slurm" --durations=20 $(PYTEST_ARGS)
 
 # The developer loop's fast tier: lint, unit and library tests; no workflow run in a subprocess.
 check: $(INSTALLED)
