@@ -140,8 +140,7 @@ def script_code(script: str, *specs) -> list[str]:
     or not, and the modules of the zoo models its specs name (under a key "model": the zoo imports
     those by name at run time). Editing one of them reruns the job; adding or editing any other
     module does not."""
-    models = _model_names(specs)
-    return _remembered(("script", script, models), lambda: set(import_closure(SCRIPTS / script)) | _model_files(models))
+    return function_code(script, specs=specs)
 
 
 def function_code(script: str, *functions: str, specs=()) -> list[str]:
