@@ -27,7 +27,7 @@ and by adaptive stacking (LAG@k per stage). Its arrays:
 - ``stage_end_loss`` (2, n) float: validation loss at the end of each stage; the last is the final
 - ``settings`` (): a JSON string, as above
 
-Decisions where the thesis is silent (DEFAULTs): smoothing is a centred moving average over the
+Decisions where the thesis is silent (this project's choices): smoothing is a centred moving average over the
 window's grid, truncated at the start (no pre-growth values) but full at the window's end
 (the runs record the grid past it), and is applied to the window's
 curves only (Figs 5.3, 5.4, Recall@k, regret); Fig 5.2 and LAG@k read raw losses. LAG@k reads the

@@ -107,8 +107,9 @@ class AutoencoderThresholds:
     contrast: by ``early_share`` of the tracked steps KFAC's distance over ‖λ(G)‖ has risen by at least
     ``kfac_rise`` and by ``contrast``× each EKFAC variant's rise; "much better track" is a time-averaged
     relative distance ``contrast``× below KFAC's. Wall-clock orderings are asserted only where
-    ``timings_meaningful`` (a GPU at paper scale; T-EK-9). A comparison with KFAC is not evaluated where
-    KFAC's run stalls on a plateau (``analysis.stalled``: < 1 % lower over its last half)."""
+    ``timings_meaningful`` (a GPU at paper scale: CPU timings on a shared machine say nothing of the
+    thesis's GPU ones). A comparison with KFAC is not evaluated where KFAC's run stalls on a plateau
+    (``analysis.stalled``: < 1 % lower over its last half)."""
 
     epoch_share: float
     validation_ratio: float

@@ -27,14 +27,14 @@ K15  fig_A_1   the gap's rate differs across regions of m (informative: exponent
 K16  fig_2_1/2 how often β̂ is attained at the swapped-in point z, which the test set holds (informative)
 ==== ========= =====================================================================================
 
-Decisions where the thesis gives no number (DEFAULTs): "not decreasing" reads as a fitted exponent
+Decisions where the thesis gives no number (this project's readings): "not decreasing" reads as a fitted exponent
 ≥ −0.1 (K7, K8, K10); the 0-1 gap (K3), the norms (K9), 2a's further trials (K14) and the sweep
 (K15) carry no verdict, since the thesis offers them as a frame of reference or description only.
 
 The regime (detected from the runs): the thesis's exponents and its connectivity contrast are
 those of networks whose pairs leave their shared trajectory, A(S′) ending in a network apart from
 A(S). Where a trial's pairs barely do (median ‖A(S) − A(S′)‖ / mean norm below 0.1 at the largest
-m, DEFAULT), β̂ measures z's direct pushes on one trajectory and 2b cannot lose connectivity: the
+m, a reading of ours), β̂ measures z's direct pushes on one trajectory and 2b cannot lose connectivity: the
 checks marked * (on that trial) and † (on 2b's pairs at the size) are not evaluated, with the
 distances in the note. K7, K8 and K10, which state that the pairs do not come together with m,
 stay evaluated on the same runs.
@@ -69,10 +69,10 @@ class StabilityThresholds:
     logistic_decay: float  # … and b_stability, b_gap (K1) and b_distance (K2) at most this
     slower_by: float  # K4, K6: b_stability − b_gap at least this
     flat_stability: float  # K5: 2a's b_stability at least this
-    no_decrease: float  # K7, K8, K10: the distance exponents at least this (DEFAULT)
+    no_decrease: float  # K7, K8, K10: the distance exponents at least this (a reading; the thesis gives no number)
     connected_dip: float  # K11, K13: test accuracy at most this below the lower endpoint
     # K4-K6, K11-K13: the pairs have left their shared trajectory where the median normalised
-    # distance ‖A(S) − A(S′)‖ / mean norm reaches this (DEFAULT: A(S′) a tenth of the norm away)
+    # distance ‖A(S) − A(S′)‖ / mean norm reaches this (a reading: A(S′) a tenth of the norm away)
     separated: float
 
 

@@ -162,7 +162,7 @@ def toy_claims(frame: pd.DataFrame, spec: dict, limits: ToyThresholds) -> list[C
 # L8   fig_3_2   the WRN's layers grow sparser over training
 # ==== ========= ===================================================================================
 #
-# Decisions where the thesis gives no number (DEFAULTs): "virtually all models" (L5) reads as the
+# Decisions where the thesis gives no number (this project's readings): "virtually all models" (L5) reads as the
 # ordering of the accuracies averaged over sizes, models and levels (the thesis's own table passes it,
 # its four (size, model) rows do not all); "increasingly sparse" (L8) as: the mean active fraction over
 # layers falls from the first evaluated epoch to the last, and at least half the layers fall. L2, L3
@@ -177,7 +177,7 @@ PLACEMENT_ORDER = ("fixed_corner", "random_corner", "random_loc")  # best first 
 
 @dataclass(frozen=True)
 class LocalSignalThresholds:
-    degrades_by: float  # L1: the NTK's lost share at least this × the WRN's (DEFAULT; thesis's least 4.6)
+    degrades_by: float  # L1: the NTK's lost share at least this × the WRN's (a reading; the thesis's least 4.6)
     network_keeps: float  # L2: % of the zero-noise accuracy
     ntk_keeps_at_most: float  # L3
     table_tolerance: float  # L7: points per cell

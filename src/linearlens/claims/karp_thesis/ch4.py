@@ -20,7 +20,7 @@ softmax(V₀ p) ≠ uniform. DL2 is therefore a check of the step's arithmetic (
 sign and scale), not of the sample size; the per-column spread around the per-token values is
 sampling noise and is reported beside it.
 
-Decisions where the thesis gives no number (DEFAULTs): "every column" reads as ≥ 99% of the input
+Decisions where the thesis gives no number (this project's readings): "every column" reads as ≥ 99% of the input
 columns; DL2's 2% tolerance; the off-structure numbers carry no verdict, since
 the thesis only shows the picture.
 """

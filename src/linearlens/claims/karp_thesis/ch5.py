@@ -21,7 +21,7 @@ R1   fig_5_3    informative: the step from which Recall@1 stays 1 and from which
                 stays 0 (thesis: around step 50 of 200)
 ==== ========== ====================================================================================
 
-Decisions where the thesis gives no number (DEFAULTs, the same at both scales): "not well
+Decisions where the thesis gives no number (this project's readings, the same at both scales): "not well
 correlated" at growth reads as Pearson ≤ 0.3 (the thesis's is negative, but a toy proxy need only
 show no useful positive correlation); "highly correlated" as ≥ 0.8; "rises ... to approximately 0.8"
 as ≥ 0.7 at the window's end with a rise of at least 0.3; "much smaller" regret as at most half.
