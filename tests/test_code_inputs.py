@@ -12,12 +12,18 @@ from pathlib import Path
 import pytest
 import yaml
 
+from linearlens import paths
 from linearlens.canonical import canonical
-from linearlens.code_inputs import function_code, import_closure, module_closure, script_code
+from linearlens.code_inputs import function_code, import_closure, module_closure, script_code, syntax_digest
 from linearlens.models.names import model_module, named_models, zoo_modules
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 SCRIPTS = sorted((SRC / "scripts").glob("*.py"))
+
+
+def record(source: str) -> str:
+    """The code input that stands for a file under src/."""
+    return paths.code_record(source)
 
 
 def imported_library_files(script: Path) -> set[Path]:
@@ -112,7 +118,7 @@ def models_missing_from_code_inputs(job: dict) -> dict[str, list[str]]:
     inputs, so that editing the model's module would not rerun the job that builds it."""
     missing = {}
     for name in sorted(named_models(job["params"])):
-        files = {str(path.relative_to(SRC.parent)) for path in module_closure(model_module(name))}
+        files = {record(path.relative_to(SRC).as_posix()) for path in module_closure(model_module(name))}
         if files - set(job["input"]):
             missing[name] = sorted(files - set(job["input"]))
     return missing
@@ -120,9 +126,9 @@ def models_missing_from_code_inputs(job: dict) -> dict[str, list[str]]:
 
 def test_a_job_missing_a_model_module_is_found():
     job = {"rule": "r", "params": {"spec": {"model": {"name": "vgg"}}},
-           "input": [str(path.relative_to(SRC.parent)) for path in module_closure("linearlens.models.zoo")]}
-    assert models_missing_from_code_inputs(job) == {"vgg": ["src/linearlens/models/vgg.py"]}
-    job["input"].append("src/linearlens/models/vgg.py")
+           "input": [record(path.relative_to(SRC).as_posix()) for path in module_closure("linearlens.models.zoo")]}
+    assert models_missing_from_code_inputs(job) == {"vgg": [record("linearlens/models/vgg.py")]}
+    job["input"].append(record("linearlens/models/vgg.py"))
     assert models_missing_from_code_inputs(job) == {}
 
 
@@ -146,27 +152,35 @@ def test_every_job_that_builds_a_model_reruns_when_its_module_changes(tmp_path, 
     assert missing == {}
 
 
-def test_a_rule_s_code_inputs_hold_its_script_closure_and_the_models_its_specs_name():
+def test_a_rule_s_code_inputs_hold_its_script_closure_and_the_models_its_specs_name(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the records are written under the working directory's results/
     plain = script_code("init_model.py")
-    assert "src/scripts/init_model.py" in plain and "src/linearlens/models/vgg.py" not in plain
-    assert "src/linearlens/models/vgg.py" in script_code("init_model.py", {"model": {"name": "vgg"}})
+    vgg = record("linearlens/models/vgg.py")
+    assert record("scripts/init_model.py") in plain and vgg not in plain
+    assert vgg in script_code("init_model.py", {"model": {"name": "vgg"}})
     assert script_code("init_model.py", {"name": "vgg"}) == plain  # a bare model spec names no model
-    assert "src/linearlens/figures/george_thesis/ch6.py" in function_code(
+    assert record("linearlens/figures/george_thesis/ch6.py") in function_code(
         "plot_figure.py", "linearlens.figures.george_thesis.ch6:plot_fig_6_2")
     optimisers = "linearlens.benchmarks.optimisers:run_optimiser_benchmark"
     benchmark = function_code("benchmark_method.py", optimisers)
-    assert "src/linearlens/benchmarks/optimisers.py" in benchmark and "src/linearlens/models/vgg.py" not in benchmark
-    assert "src/linearlens/models/vgg.py" in function_code(
+    assert record("linearlens/benchmarks/optimisers.py") in benchmark and vgg not in benchmark
+    assert all((tmp_path / path).is_file() for path in benchmark)
+    assert vgg in function_code(
         "benchmark_method.py", optimisers, specs=[{"cases": {"vgg11": {"model": {"name": "vgg", "depth": 11}}}}])
 
 
 def test_a_remembered_closure_is_recomputed_when_one_of_its_files_changes(tmp_path, monkeypatch):
     """Jobs of one rule share their script's closure, computed once per process; an edit to one of its
-    files (a test that changes a module between two calls) recomputes it, an unrelated file does not."""
+    files (a test that changes a module between two calls) recomputes it, an unrelated file does not,
+    and neither do deleted records or another working directory go unnoticed."""
     from linearlens import code_inputs
 
-    monkeypatch.chdir(tmp_path)
-    used, unrelated = tmp_path / "used.py", tmp_path / "unrelated.py"
+    source, work, other = tmp_path / "src", tmp_path / "work", tmp_path / "other"
+    for folder in (source, work, other):
+        folder.mkdir()
+    monkeypatch.setattr(code_inputs, "SOURCE_ROOT", source)
+    monkeypatch.chdir(work)
+    used, unrelated = source / "used.py", source / "unrelated.py"
     used.write_text("")
     unrelated.write_text("")
     computed = []
@@ -175,8 +189,8 @@ def test_a_remembered_closure_is_recomputed_when_one_of_its_files_changes(tmp_pa
         computed.append(True)
         return {used}
 
-    assert code_inputs._remembered(("probe",), closure) == ["used.py"]
-    assert code_inputs._remembered(("probe",), closure) == ["used.py"] and len(computed) == 1
+    assert code_inputs._remembered(("probe",), closure) == [record("used.py")]
+    assert code_inputs._remembered(("probe",), closure) == [record("used.py")] and len(computed) == 1
     unrelated.write_text("x = 1\n")
     code_inputs._remembered(("probe",), closure)
     assert len(computed) == 1
@@ -184,5 +198,70 @@ def test_a_remembered_closure_is_recomputed_when_one_of_its_files_changes(tmp_pa
     os.utime(used, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
     code_inputs._remembered(("probe",), closure)
     assert len(computed) == 2
-    monkeypatch.chdir(tmp_path.parent)  # paths are relative to the working directory: a new answer
-    assert code_inputs._remembered(("probe",), closure) == [f"{tmp_path.name}/used.py"] and len(computed) == 3
+    (work / record("used.py")).unlink()  # results/ deleted: the record is written again
+    code_inputs._remembered(("probe",), closure)
+    assert len(computed) == 3 and (work / record("used.py")).is_file()
+    monkeypatch.chdir(other)  # records are relative to the working directory: a new answer
+    assert code_inputs._remembered(("probe",), closure) == [record("used.py")] and len(computed) == 4
+    assert (other / record("used.py")).is_file()
+
+
+MODULE = '''"""A module."""
+
+import math
+
+CAPTION = "a caption that reaches a figure"
+
+
+def area(radius):
+    """The disc's area."""
+    return math.pi * radius**2  # πr²
+'''
+
+
+@pytest.mark.parametrize("edit, reruns", [
+    (lambda text: text.replace("# πr²", "# the area of a disc"), False),
+    (lambda text: text.replace('"""The disc\'s area."""', '"""Area of a disc of the given radius."""'), False),
+    (lambda text: text.replace('"""A module."""', '"""A module of discs."""\n\n'), False),
+    (lambda text: text.replace("radius**2", "radius ** 2"), False),
+    (lambda text: text.replace("radius**2", "radius**3"), True),
+    (lambda text: text.replace("a caption", "the caption"), True),
+    (lambda text: text.replace("import math", "import math\nimport os"), True),
+], ids=["comment", "docstring", "module docstring and blank lines", "layout", "code", "string", "import"])
+def test_a_record_is_rewritten_when_what_the_file_runs_changes_and_only_then(tmp_path, monkeypatch, edit, reruns):
+    """A job reruns when its code input's mtime moves: an edit to comments, docstrings or layout
+    leaves the record as it was; an edit to the code, a string the code uses, or an import rewrites it."""
+    from linearlens import code_inputs
+
+    monkeypatch.chdir(tmp_path)
+    module = tmp_path / "module.py"
+    module.write_text(MODULE)
+    written = Path(code_inputs.code_record(module, root=tmp_path))
+    os.utime(written, ns=(0, 0))
+    module.write_text(edit(MODULE))
+    later = module.stat().st_mtime_ns + 1_000_000_000  # an edit a second later (mtimes tick coarsely)
+    os.utime(module, ns=(later, later))
+    assert module.read_text() != MODULE
+    assert code_inputs.code_record(module, root=tmp_path) == str(written)
+    assert (written.stat().st_mtime_ns != 0) == reruns
+    assert (syntax_digest(module) in written.read_text()) and (written.read_text().split()[1] == "module.py")
+
+
+def test_a_file_is_parsed_again_only_when_its_mtime_or_size_moved(tmp_path, monkeypatch):
+    """The digest noted beside a record stands while the file's mtime and size are those it was taken
+    at; a process that finds it so parses nothing."""
+    from linearlens import code_inputs
+
+    monkeypatch.chdir(tmp_path)
+    module = tmp_path / "module.py"
+    module.write_text(MODULE)
+    code_inputs.code_record(module, root=tmp_path)
+    parsed = []
+    monkeypatch.setattr(code_inputs, "syntax_digest", lambda path: parsed.append(path) or "d" * 64)
+    monkeypatch.setattr(code_inputs, "_RECORDS", {})  # a new process
+    code_inputs.code_record(module, root=tmp_path)
+    assert parsed == []
+    stat = module.stat()
+    os.utime(module, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1))
+    record = code_inputs.code_record(module, root=tmp_path)
+    assert parsed == [module] and Path(record).read_text() == "d" * 64 + "  module.py\n"

@@ -208,12 +208,13 @@ def interrupt_after_first_job(cluster, workdir, env):
 
 
 def reproducible_outputs(workdir):
-    """{path: sha256} of the results a rerun reproduces bit for bit: all but logs, per-job timings
-    and PDFs (which carry their creation date)."""
+    """{path: sha256} of the results a rerun reproduces bit for bit: all but logs, per-job timings,
+    PDFs (which carry their creation date) and the stamps of the code records (source files' mtimes)."""
     results = workdir / "results"
     paths = [path.relative_to(results) for path in results.rglob("*") if path.is_file()]
     return {str(path): hashlib.sha256((results / path).read_bytes()).hexdigest() for path in sorted(paths)
-            if path.suffix != ".pdf" and path.parts[0] != "logs" and path.parts[:2] != ("benchmarks", "rules")}
+            if path.suffix not in (".pdf", ".stamp") and path.parts[0] != "logs"
+            and path.parts[:2] != ("benchmarks", "rules")}
 
 
 def submitted_slurm_jobs(log: str) -> list[tuple[str, str]]:

@@ -2,6 +2,10 @@
 its script within ``linearlens``, so editing or adding a module reruns exactly the results whose
 code imports it.
 
+A job's input is not the file itself but a record of its syntax digest (``paths.code_record``), rewritten
+only when the digest changes: an edit to comments, docstrings or layout reruns nothing, since it
+changes nothing a job computes.
+
 The closure is computed from each file's syntax tree (no import, no torch), following every
 ``import`` statement wherever it stands, including those inside functions; a package's
 ``__init__.py`` counts whenever one of its modules is imported, because Python runs it. Modules that
@@ -13,10 +17,12 @@ specs and its entry, ``source_code`` in rules/common.smk from the data source.
 from __future__ import annotations
 
 import ast
+import hashlib
 import os
 from functools import lru_cache
 from pathlib import Path
 
+from . import paths
 from .models.names import model_module, named_models
 
 PACKAGE = "linearlens"
@@ -99,23 +105,76 @@ def module_closure(module: str, root: Path = SOURCE_ROOT) -> list[Path]:
 SCRIPTS = SOURCE_ROOT / "scripts"
 
 
-def _relative(files) -> list[str]:
-    return sorted(os.path.relpath(path) for path in files)
+def syntax_digest(path: Path) -> str:
+    """sha256 of what a Python file runs: its syntax tree without docstrings. Comments, docstrings,
+    blank lines and line breaks leave it unchanged; any other edit changes it (as does a Python
+    release that changes the tree's shape: then every job reruns once)."""
+    tree = ast.parse(Path(path).read_text(), filename=str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and \
+                ast.get_docstring(node, clean=False) is not None:
+            node.body = node.body[1:] or [ast.Pass()]
+    return hashlib.sha256(ast.dump(tree).encode()).hexdigest()
+
+
+def code_record(path: Path, root: Path | None = None) -> str:
+    """The record of a file's syntax digest that jobs take as input (relative to the working directory,
+    where the workflow's results are), written only when its digest changed, so that its mtime is
+    that of the last change to what the file runs."""
+    path = Path(path).resolve()
+    stat = path.stat()
+    known = (path, stat.st_mtime_ns, stat.st_size, os.getcwd())
+    if known in _RECORDS and os.path.isfile(_RECORDS[known]):
+        return _RECORDS[known]
+    source = path.relative_to(root or SOURCE_ROOT).as_posix()
+    record = Path(paths.code_record(source))
+    text = f"{_digest_of(path, stat, record.with_suffix('.stamp'))}  {source}\n"
+    if not record.is_file() or record.read_text() != text:
+        _write_atomically(record, text)
+    _RECORDS[known] = str(record)
+    return str(record)
+
+
+_RECORDS: dict[tuple, str] = {}  # records checked in this process, by file, mtime, size and working directory
+
+
+def _digest_of(path: Path, stat: os.stat_result, stamp_file: Path) -> str:
+    """``syntax_digest(path)``, parsed only when the file's mtime or size differ from those noted in
+    ``stamp_file`` with its last digest: a DAG of the whole pipeline reads some 250 modules, and
+    parsing them all would cost each snakemake call ~2 s."""
+    stamp = f"{stat.st_mtime_ns} {stat.st_size}"
+    if stamp_file.is_file():
+        noted, _, digest = stamp_file.read_text().rpartition(" ")
+        if noted == stamp:
+            return digest
+    digest = syntax_digest(path)
+    _write_atomically(stamp_file, f"{stamp} {digest}")
+    return digest
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    written = path.with_name(f".{path.name}.{os.getpid()}")
+    written.write_text(text)
+    os.replace(written, path)  # the jobs of a cluster run may refresh the same files at once
 
 
 # A paper DAG asks the same few closures of its ~4,000 jobs; computed each time, they cost a paper dry
 # run an eighth of its time. Each answer is kept with its files' mtimes and recomputed when one
-# changed (a long-lived process, such as a test, may edit a module between two calls).
+# changed (a long-lived process, such as a test, may edit a module between two calls) or one of its
+# records is gone (the results deleted).
 _ANSWERS: dict[tuple, tuple[list[str], dict[Path, int]]] = {}
 
 
 def _remembered(key: tuple, files_of) -> list[str]:
-    """``_relative(files_of())``, remembered per ``key`` and working directory while no file changes."""
+    """The code records of ``files_of()``, sorted, remembered per ``key`` and working directory while
+    no file changes."""
     key = (*key, os.getcwd())
     answer = _ANSWERS.get(key)
-    if answer is None or any(_mtime_ns(path) != stamp for path, stamp in answer[1].items()):
+    if answer is None or any(_mtime_ns(path) != stamp for path, stamp in answer[1].items()) or \
+            not all(map(os.path.isfile, answer[0])):
         files = files_of()
-        answer = _ANSWERS[key] = (_relative(files), {path: _mtime_ns(path) for path in files})
+        answer = _ANSWERS[key] = (sorted(map(code_record, files)), {path: _mtime_ns(path) for path in files})
     return list(answer[0])
 
 

@@ -13,6 +13,7 @@ results/
   benchmarks/<name>.csv                   method benchmarks; benchmarks/rules/…: each job's time
   plan/                                   the paper run's plan (GPU-hours per family)
   logs/…                                  one log per job
+  code/<file under src/>.sha256, .stamp   the syntax digest of each library file or script a job runs
   report/                                 the HTML report
 
 Torch-free: the workflow reads it when it builds the DAG. Rules write Snakemake wildcards
@@ -101,6 +102,12 @@ def plan(file: str) -> str:
 
 def report(file: str) -> str:
     return f"{RESULTS}/report/{file}"
+
+
+def code_record(source: str) -> str:
+    """The syntax digest of a file under src/ ("linearlens/kernels/trees.py"): a job's code input in
+    the file's place, rewritten only when what the file runs changes."""
+    return f"{RESULTS}/code/{source}.sha256"
 
 
 def log(*parts: str) -> str:
