@@ -18,7 +18,7 @@ sys.path.insert(0, str(SRC))
 from linearlens import paths
 from linearlens.canonical import canonical
 from linearlens.cluster import budget_resources
-from linearlens.code_inputs import function_code, module_code, script_code
+from linearlens.code_inputs import function_code, module_code, refresh_records, script_code
 from linearlens.config import scale_files, validate_config, workflow_config
 from linearlens.families import DOCUMENTS
 from linearlens.data.registry import OPENML_MARKER, RAW_DIR, SOURCES, get_source, raw_paths
@@ -50,6 +50,9 @@ validate_config(
     source=f"configuration (scale {config.get('scale')}: config/base.yaml and its overlays"
     + "".join(f", {path}" for path in workflow.overwrite_configfiles) + ")",
 )
+# Each module's code record (results/code/) current before any job's inputs are read, and only
+# once the configuration is valid (an invalid one writes nothing).
+refresh_records()
 
 # The four documents, in report order, each with its manifest (every figure and table it has).
 # Rule files add the figures and tables this config builds, and the claims file, here.

@@ -265,3 +265,18 @@ def test_a_file_is_parsed_again_only_when_its_mtime_or_size_moved(tmp_path, monk
     os.utime(module, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1))
     record = code_inputs.code_record(module, root=tmp_path)
     assert parsed == [module] and Path(record).read_text() == "d" * 64 + "  module.py\n"
+
+
+def test_every_record_is_current_before_the_dag_is_built_and_a_broken_module_stops_no_other(tmp_path, monkeypatch):
+    from linearlens import code_inputs
+
+    source = tmp_path / "src"
+    (source / "linearlens").mkdir(parents=True)
+    (source / "scripts").mkdir()
+    (source / "linearlens" / "good.py").write_text("X = 1\n")
+    (source / "linearlens" / "half_edited.py").write_text("def f(:\n")
+    (source / "scripts" / "job.py").write_text("import linearlens.good\n")
+    monkeypatch.chdir(tmp_path)
+    assert code_inputs.refresh_records(source) == [record("linearlens/good.py"), record("scripts/job.py")]
+    with pytest.raises(SyntaxError, match="half_edited"):
+        code_inputs.code_record(source / "linearlens" / "half_edited.py", root=source)

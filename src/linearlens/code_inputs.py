@@ -121,11 +121,11 @@ def code_record(path: Path, root: Path | None = None) -> str:
     """The record of a file's syntax digest that jobs take as input (relative to the working directory,
     where the workflow's results are), written only when its digest changed, so that its mtime is
     that of the last change to what the file runs."""
-    path = Path(path).resolve()
-    stat = path.stat()
+    stat = os.stat(path)
     known = (path, stat.st_mtime_ns, stat.st_size, os.getcwd())
     if known in _RECORDS and os.path.isfile(_RECORDS[known]):
         return _RECORDS[known]
+    path = Path(path).resolve()
     source = path.relative_to(root or SOURCE_ROOT).as_posix()
     record = Path(paths.code_record(source))
     text = f"{_digest_of(path, stat, record.with_suffix('.stamp'))}  {source}\n"
@@ -136,6 +136,20 @@ def code_record(path: Path, root: Path | None = None) -> str:
 
 
 _RECORDS: dict[tuple, str] = {}  # records checked in this process, by file, mtime, size and working directory
+
+
+def refresh_records(root: Path | None = None) -> list[str]:
+    """Bring the record of every library module and script up to date, before the DAG is built:
+    Snakemake caches what a folder holds when it first looks, so a record first written while jobs'
+    inputs are being evaluated could be taken for missing."""
+    root = root or SOURCE_ROOT
+    records = []
+    for path in sorted(path for folder in (PACKAGE, "scripts") for path in (root / folder).rglob("*.py")):
+        try:
+            records.append(code_record(path, root))
+        except SyntaxError:
+            pass  # a module being edited: a job that imports it fails on it by name, no other job need
+    return records
 
 
 def _digest_of(path: Path, stat: os.stat_result, stamp_file: Path) -> str:
