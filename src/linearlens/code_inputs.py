@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import os
+import socket
 from functools import lru_cache
 from pathlib import Path
 
@@ -168,7 +169,7 @@ def _digest_of(path: Path, stat: os.stat_result, stamp_file: Path) -> str:
 
 def _write_atomically(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    written = path.with_name(f".{path.name}.{os.getpid()}")
+    written = path.with_name(f".{path.name}.{socket.gethostname()}.{os.getpid()}")  # unique on a cluster too
     written.write_text(text)
     os.replace(written, path)  # the jobs of a cluster run may refresh the same files at once
 
