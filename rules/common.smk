@@ -50,7 +50,7 @@ validate_config(
     source=f"configuration (scale {config.get('scale')}: config/base.yaml and its overlays"
     + "".join(f", {path}" for path in workflow.overwrite_configfiles) + ")",
 )
-# Each module's code record (results/code/) current before any job's inputs are read, and only
+# Each module's code record (paths.code_record) current before any job's inputs are read, and only
 # once the configuration is valid (an invalid one writes nothing).
 refresh_records()
 
